@@ -1,0 +1,278 @@
+/**
+ * The embedded store: one folder per repository, shared by every worktree and process on the host.
+ *
+ * State lives in `locks.log`, a snapshot line followed by one line per committed decision. A
+ * decision is appended with a single write(2) while the store mutex is held, so a multi-scope
+ * acquire is all or nothing, and a process killed mid-write leaves at most a trailing line without
+ * its newline, which the next mutex holder cuts off (the writer is dead: it held the mutex). Each
+ * process caches the parsed state and, under the mutex, reads only what was appended since, so a
+ * decision costs a few system calls whatever the number of locks. The log is compacted into a new
+ * snapshot (written aside, renamed over) once it has grown well past the live state.
+ */
+import { closeSync, fstatSync, lstatSync, truncateSync } from 'node:fs';
+import path from 'node:path';
+import type { Changes, Decided, StoreEvent, StoreState, Tombstone } from '../../core/decide.js';
+import { isEmpty } from '../../core/decide.js';
+import { AgentLockError } from '../../core/errors.js';
+import type { Holder, LockRecord } from '../../core/lock.js';
+import { isLockRecord, unreadableRecord } from '../../core/lock.js';
+import type { Backend } from '../backend.js';
+import { applyChanges } from '../memory/memory-store.js';
+import { FileMutex } from './mutex.js';
+import { openAppend, openRead, readPrivate, readRange, writeAll, writeAtomic } from './safe-fs.js';
+
+export interface FileStoreOptions {
+  readonly dir: string;
+  readonly holder: Holder;
+  readonly mutexTimeoutMs: number;
+  readonly processAlive: (pid: number, started: string) => boolean;
+  readonly now: () => number;
+  /** The store was created by this open: a missing log starts fences at 0, not from the clock. */
+  readonly fresh: boolean;
+}
+
+interface Cache {
+  ino: number;
+  size: number;
+  lines: number;
+  locks: Map<string, LockRecord>;
+  fence: number;
+  tombstones: Tombstone[];
+}
+
+const COMPACT_AFTER_LINES = 512;
+const NEWLINE = 0x0a;
+const openMutexes = new Set<FileMutex>();
+let exitHookInstalled = false;
+
+function isMissing(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException).code === 'ENOENT';
+}
+
+export class FileStore implements Backend {
+  readonly kind = 'file' as const;
+  readonly location: string;
+  private readonly logPath: string;
+  private readonly eventsPath: string;
+  private readonly mutex: FileMutex;
+  private cache: Cache | null = null;
+  private appendFd: number | null = null;
+  private appendIno = -1;
+  private closed = false;
+
+  constructor(private readonly options: FileStoreOptions) {
+    this.location = options.dir;
+    this.logPath = path.join(options.dir, 'locks.log');
+    this.eventsPath = path.join(options.dir, 'events.log');
+    this.mutex = new FileMutex(options.dir, options.holder, options.mutexTimeoutMs, options.processAlive);
+    openMutexes.add(this.mutex);
+    if (!exitHookInstalled) {
+      exitHookInstalled = true;
+      process.once('exit', () => {
+        for (const mutex of openMutexes) mutex.dispose();
+      });
+    }
+  }
+
+  async transact<T>(decide: (state: StoreState) => Decided<T>): Promise<T> {
+    if (this.closed) throw new AgentLockError('E_CLOSED', 'this store handle is closed');
+    await this.mutex.lock();
+    // From here to unlock everything is synchronous: no other decision of this process can interleave.
+    try {
+      const state = this.sync();
+      const { result, changes } = decide(state);
+      if (!isEmpty(changes, state)) {
+        if (!this.mutex.holds()) {
+          throw new AgentLockError('E_STORE_BUSY', `lost the store mutex of ${this.location} mid-decision`, {
+            hint: 'try again',
+          });
+        }
+        this.commit(state as Cache, changes);
+      }
+      return result;
+    } finally {
+      this.mutex.unlock();
+    }
+  }
+
+  async events(limit: number): Promise<StoreEvent[]> {
+    const data = readPrivate(this.eventsPath);
+    if (data === null) return [];
+    const events: StoreEvent[] = [];
+    for (const line of data
+      .toString('utf8')
+      .split('\n')
+      .slice(-limit - 1)) {
+      if (line === '') continue;
+      try {
+        events.push(JSON.parse(line) as StoreEvent);
+      } catch {
+        // A torn event line is skipped: events are a record, not state.
+      }
+    }
+    return events.slice(-limit);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.appendFd !== null) closeSync(this.appendFd);
+    this.appendFd = null;
+    this.mutex.dispose();
+    openMutexes.delete(this.mutex);
+  }
+
+  /** Brings the cached state up to date with the log. Caller holds the mutex. */
+  private sync(): Cache {
+    let stat: ReturnType<typeof lstatSync>;
+    try {
+      stat = lstatSync(this.logPath);
+    } catch (error) {
+      if (!isMissing(error)) throw error;
+      return this.createLog();
+    }
+    if (!stat.isFile()) {
+      throw new AgentLockError('E_STORE_UNSAFE', `${this.logPath} is not a regular file`, {
+        hint: 'remove it; the store will start empty',
+      });
+    }
+    const cache = this.cache;
+    if (cache !== null && cache.ino === stat.ino) {
+      if (stat.size === cache.size) return cache;
+      if (stat.size > cache.size) {
+        const fd = openRead(this.logPath);
+        try {
+          this.applyBytes(cache, readRange(fd, cache.size, stat.size), cache.size);
+        } finally {
+          closeSync(fd);
+        }
+        return cache;
+      }
+    }
+    return this.reload();
+  }
+
+  private reload(): Cache {
+    const fd = openRead(this.logPath);
+    try {
+      const ino = fstatSync(fd).ino;
+      const size = fstatSync(fd).size;
+      const cache: Cache = { ino, size: 0, lines: 0, locks: new Map(), fence: 0, tombstones: [] };
+      this.applyBytes(cache, readRange(fd, 0, size), 0);
+      this.cache = cache;
+      return cache;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** Applies complete lines; a torn last line (its writer died mid-write) is cut off. */
+  private applyBytes(cache: Cache, bytes: Buffer, offset: number): void {
+    const end = bytes.lastIndexOf(NEWLINE) + 1;
+    let start = 0;
+    while (start < end) {
+      const stop = bytes.indexOf(NEWLINE, start);
+      this.applyLine(cache, bytes.subarray(start, stop).toString('utf8'), offset + start);
+      cache.lines += 1;
+      start = stop + 1;
+    }
+    cache.size = offset + end;
+    if (end < bytes.length) truncateSync(this.logPath, cache.size);
+  }
+
+  private applyLine(cache: Cache, line: string, offset: number): void {
+    const now = this.options.now();
+    let entry: Record<string, unknown>;
+    try {
+      entry = JSON.parse(line) as Record<string, unknown>;
+      if (typeof entry !== 'object' || entry === null || typeof entry.fence !== 'number')
+        throw new Error('shape');
+    } catch {
+      // We cannot know what this line granted: fail closed until someone breaks it.
+      const id = `corrupt-${offset}`;
+      cache.locks.set(id, unreadableRecord(id, now));
+      return;
+    }
+    const records = (list: unknown, from: string): LockRecord[] =>
+      (Array.isArray(list) ? list : []).map((value, i) => {
+        if (isLockRecord(value)) return value;
+        const id =
+          typeof (value as { id?: unknown })?.id === 'string' ? (value as { id: string }).id : `${from}-${i}`;
+        return unreadableRecord(id, now);
+      });
+    if (entry.t === 'snap') {
+      cache.locks = new Map(records(entry.locks, `corrupt-${offset}`).map((r) => [r.id, r]));
+      cache.fence = Math.max(cache.fence, entry.fence as number);
+      cache.tombstones = Array.isArray(entry.tomb) ? (entry.tomb as Tombstone[]) : [];
+      cache.lines = 0;
+      return;
+    }
+    const tomb = Array.isArray(entry.tomb) ? (entry.tomb as Tombstone[]) : null;
+    applyChanges(cache, {
+      put: records(entry.put, `corrupt-${offset}`),
+      del: Array.isArray(entry.del) ? (entry.del as string[]).filter((id) => typeof id === 'string') : [],
+      fence: entry.fence as number,
+      tombstones: tomb,
+    });
+  }
+
+  private createLog(): Cache {
+    // A log that vanished while the store existed must not restart fences at 1: seed from the clock
+    // (microseconds), which exceeds every counter that grew by less than one grant per microsecond.
+    const fence = this.cache?.fence ?? (this.options.fresh ? 0 : this.options.now() * 1000);
+    const snapshot = `${JSON.stringify({ t: 'snap', fence, locks: [], tomb: [] })}\n`;
+    writeAtomic(this.logPath, snapshot);
+    return this.reload();
+  }
+
+  private appendHandle(ino: number): number {
+    if (this.appendFd !== null && this.appendIno === ino) return this.appendFd;
+    if (this.appendFd !== null) closeSync(this.appendFd);
+    this.appendFd = openAppend(this.logPath, false);
+    this.appendIno = fstatSync(this.appendFd).ino;
+    return this.appendFd;
+  }
+
+  private commit(cache: Cache, changes: Changes): void {
+    const line = `${JSON.stringify({
+      t: 'tx',
+      fence: changes.fence,
+      put: changes.put,
+      del: changes.del,
+      tomb: changes.tombstones,
+    })}\n`;
+    const fd = this.appendHandle(cache.ino);
+    if (this.appendIno !== cache.ino)
+      throw new AgentLockError('E_STORE_BUSY', 'the lock log was replaced mid-decision');
+    const bytes = Buffer.from(line);
+    writeAll(fd, bytes);
+    cache.size += bytes.length;
+    cache.lines += 1;
+    applyChanges(cache, changes);
+    if (changes.events.length > 0) this.appendEvents(changes.events);
+    if (cache.lines > COMPACT_AFTER_LINES && cache.lines > cache.locks.size) this.compact(cache);
+  }
+
+  private appendEvents(events: StoreEvent[]): void {
+    const fd = openAppend(this.eventsPath, true);
+    try {
+      writeAll(fd, Buffer.from(events.map((event) => `${JSON.stringify(event)}\n`).join('')));
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  private compact(cache: Cache): void {
+    const snapshot = `${JSON.stringify({
+      t: 'snap',
+      fence: cache.fence,
+      locks: [...cache.locks.values()],
+      tomb: cache.tombstones,
+    })}\n`;
+    writeAtomic(this.logPath, snapshot);
+    const stat = lstatSync(this.logPath);
+    cache.ino = stat.ino;
+    cache.size = stat.size;
+    cache.lines = 0;
+  }
+}

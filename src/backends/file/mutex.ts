@@ -1,0 +1,174 @@
+/**
+ * The store's internal mutex: a hard link named `mutex` to a file that names its owner process.
+ * link(2) fails when the name exists, so taking it is one atomic call, and the owner's identity is
+ * there from the first instant (no window with an empty lock file). A dead owner (same host, no
+ * process with its pid and start stamp) is recognised at once, so a SIGKILLed process never wedges
+ * the store; a live but stuck owner is waited for up to AGENT_LOCK_MUTEX_TIMEOUT, then reported.
+ */
+import { randomBytes } from 'node:crypto';
+import { linkSync, lstatSync, renameSync, unlinkSync } from 'node:fs';
+import path from 'node:path';
+import type { Holder } from '../../core/lock.js';
+import { AgentLockError } from '../../core/errors.js';
+import { createExclusive, readPrivate } from './safe-fs.js';
+
+interface OwnerInfo {
+  pid: number;
+  started: string;
+  host: string;
+  nonce: string;
+}
+
+function parseOwner(data: Buffer | null): OwnerInfo | null | 'missing' {
+  if (data === null) return 'missing';
+  try {
+    const value = JSON.parse(data.toString('utf8')) as OwnerInfo;
+    if (typeof value.pid === 'number' && typeof value.nonce === 'string') return value;
+  } catch {
+    // Unreadable owner: judged by age below.
+  }
+  return null;
+}
+
+const GARBAGE_OWNER_MS = 10_000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export class FileMutex {
+  private readonly mutexPath: string;
+  private readonly ownerPath: string;
+  private readonly nonce = randomBytes(8).toString('hex');
+  private ownerIno = -1;
+  /** Set when the mutex was taken over from a dead owner: its half-done write must be repaired. */
+  recovered = false;
+
+  constructor(
+    private readonly dir: string,
+    private readonly me: Holder,
+    private readonly timeoutMs: number,
+    private readonly processAlive: (pid: number, started: string) => boolean,
+  ) {
+    this.mutexPath = path.join(dir, 'mutex');
+    this.ownerPath = path.join(dir, `owner.${me.pid}.${this.nonce}`);
+  }
+
+  private ensureOwnerFile(): void {
+    if (this.ownerIno !== -1) return;
+    const info: OwnerInfo = {
+      pid: this.me.pid,
+      started: this.me.started,
+      host: this.me.host,
+      nonce: this.nonce,
+    };
+    this.ownerIno = createExclusive(this.ownerPath, JSON.stringify(info));
+  }
+
+  /** One attempt; true when taken. Synchronous, so the uncontended path never yields. */
+  tryLock(): boolean {
+    this.ensureOwnerFile();
+    try {
+      linkSync(this.ownerPath, this.mutexPath);
+      return true;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') {
+        // Our owner file was removed (someone cleaned the folder): make a new one.
+        this.ownerIno = -1;
+        return false;
+      }
+      if (code !== 'EEXIST') throw error;
+    }
+    this.inspectHolder();
+    return false;
+  }
+
+  async lock(): Promise<void> {
+    if (this.tryLock()) return;
+    const deadline = Date.now() + this.timeoutMs;
+    let pause = 0.2;
+    while (!this.tryLock()) {
+      if (Date.now() > deadline) {
+        const owner = parseOwner(readPrivate(this.mutexPath));
+        const who =
+          owner && owner !== 'missing' ? `process ${owner.pid} on ${owner.host}` : 'an unknown process';
+        throw new AgentLockError(
+          'E_STORE_BUSY',
+          `the store ${this.dir} stayed busy for ${this.timeoutMs / 1000}s (its mutex is held by ${who})`,
+          { hint: 'try again, or raise AGENT_LOCK_MUTEX_TIMEOUT' },
+        );
+      }
+      await sleep(pause + Math.random() * pause);
+      pause = Math.min(pause * 2, 8);
+    }
+  }
+
+  /** Still ours? A takeover by a confused stealer is detected before anything is committed. */
+  holds(): boolean {
+    try {
+      return lstatSync(this.mutexPath).ino === this.ownerIno;
+    } catch {
+      return false;
+    }
+  }
+
+  unlock(): void {
+    if (this.holds()) unlinkSync(this.mutexPath);
+  }
+
+  /** Removes our owner file; the handle can lock again later (it is recreated). */
+  dispose(): void {
+    if (this.ownerIno === -1) return;
+    try {
+      unlinkSync(this.ownerPath);
+    } catch {
+      // Already gone.
+    }
+    this.ownerIno = -1;
+  }
+
+  private inspectHolder(): void {
+    const owner = parseOwner(readPrivate(this.mutexPath));
+    if (owner === 'missing') return;
+    if (owner === null) {
+      try {
+        if (Date.now() - lstatSync(this.mutexPath).mtimeMs > GARBAGE_OWNER_MS) this.steal(null);
+      } catch {
+        // Gone meanwhile.
+      }
+      return;
+    }
+    if (owner.host === this.me.host && !this.processAlive(owner.pid, owner.started)) this.steal(owner);
+  }
+
+  /**
+   * Moves the dead owner's mutex aside, then checks that what moved is what was judged dead: if a
+   * live process took the mutex in between (another stealer was faster), it is linked back.
+   */
+  private steal(dead: OwnerInfo | null): void {
+    const tomb = path.join(this.dir, `mutex.stale.${randomBytes(6).toString('hex')}`);
+    try {
+      renameSync(this.mutexPath, tomb);
+    } catch {
+      return;
+    }
+    const moved = parseOwner(readPrivate(tomb));
+    const same =
+      dead === null ? moved === null : moved !== null && moved !== 'missing' && moved.nonce === dead.nonce;
+    if (same) {
+      this.recovered = true;
+      if (dead !== null) {
+        try {
+          unlinkSync(path.join(this.dir, `owner.${dead.pid}.${dead.nonce}`));
+        } catch {
+          // The dead owner's file may have been cleaned already.
+        }
+      }
+    } else {
+      try {
+        linkSync(tomb, this.mutexPath);
+      } catch {
+        // Someone took the mutex meanwhile; the holder notices through holds() before committing.
+      }
+    }
+    unlinkSync(tomb);
+  }
+}

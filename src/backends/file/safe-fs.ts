@@ -1,0 +1,122 @@
+/**
+ * File operations for the store folder that never follow a symlink planted where the store, a
+ * record or the mutex should be, and that create everything private to the user (0700 / 0600).
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  renameSync,
+  chmodSync,
+  writeSync,
+} from 'node:fs';
+import { AgentLockError } from '../../core/errors.js';
+
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW } = constants;
+
+function unsafe(path: string, what: string, cause?: unknown): AgentLockError {
+  return new AgentLockError('E_STORE_UNSAFE', `${path} ${what}`, {
+    cause,
+    hint: 'remove it, or point AGENT_LOCK_DIR at a private folder',
+  });
+}
+
+/** Creates the store folder (0700) or checks the one that is there. */
+export function ensureStoreDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EEXIST') {
+      throw new AgentLockError('E_STORE_UNREADABLE', `cannot create the store ${dir}: ${code ?? error}`, {
+        cause: error,
+        hint: 'check the folder permissions, or set AGENT_LOCK_DIR',
+      });
+    }
+  }
+  const stat = lstatSync(dir);
+  if (stat.isSymbolicLink()) throw unsafe(dir, 'is a symlink, not a store folder');
+  if (!stat.isDirectory()) throw unsafe(dir, 'is not a folder');
+  if (typeof process.getuid === 'function' && stat.uid !== process.getuid()) {
+    throw unsafe(dir, 'belongs to another user');
+  }
+  if ((stat.mode & 0o077) !== 0) chmodSync(dir, 0o700);
+}
+
+function openNoFollow(path: string, flags: number, mode = 0o600): number {
+  try {
+    return openSync(path, flags | O_NOFOLLOW, mode);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw unsafe(path, 'is a symlink', error);
+    throw error;
+  }
+}
+
+/** Whole content of a regular file, or null when it does not exist. */
+export function readPrivate(path: string): Buffer | null {
+  let fd: number;
+  try {
+    fd = openNoFollow(path, O_RDONLY);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw unsafe(path, 'is not a regular file');
+    return readRange(fd, 0, stat.size);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function readRange(fd: number, from: number, to: number): Buffer {
+  const buffer = Buffer.allocUnsafe(to - from);
+  let done = 0;
+  while (done < buffer.length) {
+    const n = readSync(fd, buffer, done, buffer.length - done, from + done);
+    if (n === 0) break;
+    done += n;
+  }
+  return done === buffer.length ? buffer : buffer.subarray(0, done);
+}
+
+export function writeAll(fd: number, data: Buffer): void {
+  let done = 0;
+  while (done < data.length) done += writeSync(fd, data, done, data.length - done);
+}
+
+/** Writes a whole file so that readers see the old content or the new, never a mix. */
+export function writeAtomic(path: string, data: string | Buffer): void {
+  const tmp = `${path}.tmp.${randomBytes(6).toString('hex')}`;
+  const fd = openNoFollow(tmp, O_WRONLY | O_CREAT | O_EXCL);
+  try {
+    writeAll(fd, typeof data === 'string' ? Buffer.from(data) : data);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+}
+
+export function openAppend(path: string, create: boolean): number {
+  return openNoFollow(path, O_WRONLY | O_APPEND | (create ? O_CREAT : 0));
+}
+
+export function openRead(path: string): number {
+  return openNoFollow(path, O_RDONLY);
+}
+
+export function createExclusive(path: string, data: string): number {
+  const fd = openNoFollow(path, O_WRONLY | O_CREAT | O_EXCL);
+  try {
+    writeAll(fd, Buffer.from(data));
+    return fstatSync(fd).ino;
+  } finally {
+    closeSync(fd);
+  }
+}

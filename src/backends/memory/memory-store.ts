@@ -1,0 +1,45 @@
+import type { Changes, Decided, StoreEvent, StoreState, Tombstone } from '../../core/decide.js';
+import type { LockRecord } from '../../core/lock.js';
+import type { Backend } from '../backend.js';
+
+/** Applies committed changes to a mutable state; shared by the stores that keep a state in memory. */
+export function applyChanges(
+  state: { locks: Map<string, LockRecord>; fence: number; tombstones: Tombstone[] },
+  changes: Pick<Changes, 'put' | 'del' | 'fence' | 'tombstones'>,
+): void {
+  for (const id of changes.del) state.locks.delete(id);
+  for (const record of changes.put) state.locks.set(record.id, record);
+  state.fence = Math.max(state.fence, changes.fence);
+  if (changes.tombstones !== null) state.tombstones = changes.tombstones;
+}
+
+/**
+ * The in-process store, for the library and tests. Every handle returned by `connect()` shares the
+ * one state, as processes share a folder; decisions run synchronously, so each is atomic.
+ */
+export class MemoryStore {
+  private readonly state = { locks: new Map<string, LockRecord>(), fence: 0, tombstones: [] as Tombstone[] };
+  private readonly log: StoreEvent[] = [];
+
+  connect(): Backend {
+    let closed = false;
+    const check = () => {
+      if (closed) throw new Error('memory store handle is closed');
+    };
+    return {
+      kind: 'memory',
+      location: 'memory',
+      transact: async <T>(decide: (state: StoreState) => Decided<T>): Promise<T> => {
+        check();
+        const { result, changes } = decide(this.state);
+        applyChanges(this.state, changes);
+        this.log.push(...changes.events);
+        return result;
+      },
+      events: async (limit: number) => this.log.slice(-limit),
+      close: async () => {
+        closed = true;
+      },
+    };
+  }
+}

@@ -1,0 +1,231 @@
+/**
+ * The command line's machine-readable contract: one table that `alock contract`, `--help`,
+ * shell completion and the exit codes are all derived from.
+ */
+export interface FlagSpec {
+  readonly flags: string;
+  readonly description: string;
+}
+
+export interface CommandSpec {
+  readonly name: string;
+  readonly aliases?: readonly string[];
+  readonly args: string;
+  readonly summary: string;
+  readonly flags: readonly FlagSpec[];
+  /** Answers that exit 0. */
+  readonly ok: readonly string[];
+  /** Answers that exit 1. */
+  readonly fail: readonly string[];
+}
+
+const TOKEN: FlagSpec = {
+  flags: '--token <token>',
+  description: 'prove ownership with the lease token (from another process)',
+};
+
+export const COMMANDS: readonly CommandSpec[] = [
+  {
+    name: 'acquire',
+    args: '<scope...>',
+    summary: 'claim files, folders, globs or @resources, all or nothing',
+    flags: [
+      { flags: '-m, --message <intent>', description: 'what you are about to do (shown to others)' },
+      { flags: '--ttl <seconds>', description: 'lease: expires unless renewed' },
+      { flags: '--shared', description: 'shared lock: conflicts only with exclusive ones' },
+    ],
+    ok: ['acquired', 'already_mine'],
+    fail: ['held', 'parent_scope', 'interrupted'],
+  },
+  {
+    name: 'release',
+    args: '[scope...]',
+    summary: "release your (or your sub-agents') locks",
+    flags: [{ flags: '--all', description: 'release every lock of yours and your children' }, TOKEN],
+    ok: ['released'],
+    fail: ['not_found', 'refused'],
+  },
+  {
+    name: 'release-all',
+    args: '',
+    summary: 'same as release --all',
+    flags: [],
+    ok: ['released'],
+    fail: [],
+  },
+  {
+    name: 'renew',
+    args: '<scope...>',
+    summary: 'extend a lease (or touch a lock)',
+    flags: [{ flags: '--ttl <seconds>', description: "new lease length (default: the lease's own)" }, TOKEN],
+    ok: ['renewed'],
+    fail: ['expired', 'not_found', 'refused'],
+  },
+  {
+    name: 'check',
+    args: '<scope...>',
+    summary: 'would these scopes be granted?',
+    flags: [{ flags: '--shared', description: 'check for a shared claim' }],
+    ok: ['free', 'mine'],
+    fail: ['held'],
+  },
+  {
+    name: 'list',
+    aliases: ['ls'],
+    args: '',
+    summary: 'every lock in the store',
+    flags: [],
+    ok: ['listed'],
+    fail: [],
+  },
+  { name: 'mine', args: '', summary: "your locks and your sub-agents'", flags: [], ok: ['listed'], fail: [] },
+  {
+    name: 'note',
+    args: '<scope> <text...>',
+    summary: 'write a progress note into your lock',
+    flags: [TOKEN],
+    ok: ['noted'],
+    fail: ['not_found', 'refused'],
+  },
+  {
+    name: 'resume',
+    args: '<scope>',
+    summary: 'take over interrupted work (an orphan) with its notes',
+    flags: [],
+    ok: ['resumed'],
+    fail: ['not_found', 'held'],
+  },
+  {
+    name: 'break',
+    args: '[scope...]',
+    summary: 'remove any lock, whoever holds it (recorded)',
+    flags: [
+      { flags: '--reason <text>', description: 'why, for the record' },
+      { flags: '--id <id...>', description: 'break by lock id (for unreadable records)' },
+    ],
+    ok: ['broken'],
+    fail: ['not_found'],
+  },
+  { name: 'log', args: '', summary: 'recent recorded events (breaks)', flags: [], ok: ['listed'], fail: [] },
+  {
+    name: 'whoami',
+    args: '',
+    summary: 'your agent id, parent, holder process and store',
+    flags: [],
+    ok: ['identified'],
+    fail: [],
+  },
+  { name: 'version', args: '', summary: 'print the version', flags: [], ok: ['version'], fail: [] },
+  {
+    name: 'contract',
+    args: '',
+    summary: 'print this contract as JSON',
+    flags: [],
+    ok: ['contract'],
+    fail: [],
+  },
+  {
+    name: 'completion',
+    args: '<shell>',
+    summary: 'shell completion script (bash, zsh or fish)',
+    flags: [],
+    ok: ['completion'],
+    fail: [],
+  },
+  {
+    name: 'init',
+    args: '',
+    summary: 'create the store and record its backend',
+    flags: [],
+    ok: ['initialized'],
+    fail: [],
+  },
+];
+
+export const GLOBAL_FLAGS: readonly FlagSpec[] = [
+  { flags: '--dir <path>', description: 'work as if started in this folder' },
+  { flags: '--json', description: 'print exactly one JSON object' },
+  { flags: '--backend <name>', description: "file or redis (must match the store's marker)" },
+];
+
+export const EXIT_CODES = {
+  0: "the answer you hoped for (see each command's ok answers)",
+  1: 'a refusal or miss (held, not_found, refused, expired, parent_scope, interrupted)',
+  2: 'an error: bad usage, invalid scope, scope outside the tree, bad environment value, backend mismatch or unreachable, unreadable store',
+  130: 'interrupted (Ctrl-C)',
+} as const;
+
+export const ENVIRONMENT = [
+  'AGENT_ID',
+  'AGENT_PARENT_ID',
+  'AGENT_LOCK_DIR',
+  'AGENT_LOCK_TREE',
+  'AGENT_LOCK_BACKEND',
+  'AGENT_LOCK_REDIS_URL',
+  'REDIS_URL',
+  'AGENT_LOCK_STALE_MINUTES',
+  'AGENT_LOCK_TTL_SECONDS',
+  'AGENT_LOCK_MUTEX_TIMEOUT',
+] as const;
+
+export const LOCK_FIELDS = [
+  'id',
+  'scope',
+  'kind',
+  'mode',
+  'agent_id',
+  'parent_agent_id',
+  'intent',
+  'tree',
+  'host',
+  'pid',
+  'started',
+  'created_at',
+  'updated_at',
+  'expires_at',
+  'ttl_seconds',
+  'status',
+  'fence',
+  'frozen_paths',
+  'notes',
+  'stale',
+  'token',
+] as const;
+
+export function exitCodeFor(command: string, status: string): number {
+  const spec = COMMANDS.find((c) => c.name === command);
+  if (spec?.fail.includes(status)) return 1;
+  return 0;
+}
+
+export function contractDocument(version: string): unknown {
+  return {
+    schema: 'agent-lock/v1',
+    version,
+    usage: 'alock [--dir PATH] [--json] [--backend file|redis] COMMAND ...',
+    global_flags: GLOBAL_FLAGS,
+    commands: COMMANDS.map((c) => ({
+      name: c.name,
+      aliases: c.aliases ?? [],
+      args: c.args,
+      summary: c.summary,
+      flags: c.flags,
+      answers: { exit_0: c.ok, exit_1: c.fail },
+    })),
+    exit_codes: EXIT_CODES,
+    json_envelope: [
+      'schema',
+      'command',
+      'status',
+      'ok',
+      'exit_code',
+      'agent',
+      'locks',
+      'conflicts',
+      'message',
+      'error',
+    ],
+    lock_fields: LOCK_FIELDS,
+    environment: ENVIRONMENT,
+  };
+}

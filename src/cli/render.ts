@@ -1,0 +1,49 @@
+/** The words: how each outcome reads for people and agents. Nothing here decides anything. */
+import type { Lock } from '../core/lock.js';
+
+export interface Style {
+  readonly color: boolean;
+}
+
+const codes = { green: 32, red: 31, yellow: 33, cyan: 36, dim: 2, bold: 1 } as const;
+export function paint(style: Style, color: keyof typeof codes, text: string): string {
+  return style.color ? `\u001b[${codes[color]}m${text}\u001b[0m` : text;
+}
+
+export function quoteArg(text: string): string {
+  return /^[A-Za-z0-9@%+=:,./_-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+export function age(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return `${h}h${m % 60 ? `${m % 60}m` : ''}`;
+  return `${Math.floor(h / 24)}d`;
+}
+
+/** `by codex-1 (child of claude-2) · "refactor login" · 3m ago · fence 12 · 25s left`. */
+export function describeHolder(lock: Lock, now: number, style: Style): string {
+  const parts: string[] = [];
+  const who = lock.parent_agent_id ? `${lock.agent_id} (child of ${lock.parent_agent_id})` : lock.agent_id;
+  parts.push(`by ${who}`);
+  if (lock.intent) parts.push(JSON.stringify(lock.intent));
+  parts.push(`${age(now - Date.parse(lock.created_at))} ago`);
+  parts.push(`fence ${lock.fence}`);
+  if (lock.expires_at !== null) parts.push(`${age(Date.parse(lock.expires_at) - now)} left`);
+  else parts.push('no TTL');
+  if (lock.mode === 'shared') parts.push('shared');
+  if (lock.status === 'orphaned') parts.push(paint(style, 'yellow', 'orphaned (holder gone)'));
+  if (lock.stale)
+    parts.push(paint(style, 'yellow', `STALE: untouched for ${age(now - Date.parse(lock.updated_at))}`));
+  return parts.join(' · ');
+}
+
+export function lockLines(lock: Lock, now: number, style: Style, indent = '  '): string[] {
+  const lines = [`${indent}${paint(style, 'bold', lock.scope)}  ${describeHolder(lock, now, style)}`];
+  for (const note of lock.notes.slice(-5)) lines.push(`${indent}  note ${note.at}: ${note.text}`);
+  if (lock.notes.length > 5) lines.push(`${indent}  (${lock.notes.length - 5} earlier notes; see --json)`);
+  return lines;
+}

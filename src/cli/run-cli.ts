@@ -1,0 +1,698 @@
+/**
+ * The command line: parses arguments, runs one verb through the library, and turns its outcome into
+ * words, one JSON object and an exit code. `runCli` takes its whole world as `io` and returns the exit
+ * code, so every command is testable in-process; only bin/ calls process.exit.
+ */
+import path from 'node:path';
+import { Command, CommanderError, Option } from 'commander';
+import type { Outcome } from '../core/decide.js';
+import { AgentLockError } from '../core/errors.js';
+import { type Identity, resolveIdentity } from '../core/identity.js';
+import { parseSeconds } from '../core/config.js';
+import type { Lock } from '../core/lock.js';
+import { ancestorChain, hostName } from '../host/process.js';
+import { type Locks, openLocks } from '../locks.js';
+import { completionScript } from './completion.js';
+import { COMMANDS, contractDocument, exitCodeFor, GLOBAL_FLAGS } from './contract.js';
+import { lockLines, paint, quoteArg, type Style } from './render.js';
+
+declare const __VERSION__: string;
+export const VERSION = typeof __VERSION__ === 'string' ? __VERSION__ : '0.0.0-dev';
+
+export interface CliIo {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+  /** Colour and live lines only on a terminal. */
+  readonly isTTY?: boolean;
+  /** The name the user typed (alock or agent-lock). */
+  readonly programName?: string;
+  /** The process above the CLI: the holder is chosen from here upward. Default: process.ppid. */
+  readonly holderPid?: number;
+}
+
+interface Answer {
+  command: string;
+  status: string;
+  exitCode: number;
+  locks: Lock[];
+  conflicts: Lock[];
+  message: string;
+  text: string[];
+  extra?: Record<string, unknown>;
+}
+
+interface GlobalOptions {
+  dir?: string;
+  json?: boolean;
+  backend?: string;
+}
+
+const STATUS_WORD: Record<string, string> = {
+  acquired: 'ACQUIRED',
+  already_mine: 'ALREADY YOURS',
+  held: 'HELD',
+  parent_scope: 'REFUSED',
+  interrupted: 'INTERRUPTED WORK',
+  released: 'RELEASED',
+  not_found: 'NOT LOCKED',
+  refused: 'REFUSED',
+  renewed: 'RENEWED',
+  expired: 'EXPIRED',
+  free: 'FREE',
+  mine: 'YOURS',
+  listed: 'LISTED',
+  noted: 'NOTED',
+  resumed: 'RESUMED',
+  broken: 'BROKEN',
+};
+
+class Cli {
+  private locks: Locks | null = null;
+  readonly style: Style;
+  readonly name: string;
+  readonly now = Date.now();
+
+  constructor(
+    readonly io: CliIo,
+    readonly globals: () => GlobalOptions,
+  ) {
+    this.style = { color: io.isTTY === true && !io.env.NO_COLOR };
+    this.name = io.programName ?? 'alock';
+  }
+
+  async open(): Promise<Locks> {
+    if (this.locks) return this.locks;
+    const g = this.globals();
+    if (g.backend !== undefined && g.backend !== 'file' && g.backend !== 'redis') {
+      throw new AgentLockError(
+        'E_USAGE',
+        `--backend must be file or redis (got ${JSON.stringify(g.backend)})`,
+      );
+    }
+    const env = this.io.env;
+    const identity = this.identity();
+    this.locks = await openLocks({
+      dir: path.resolve(this.io.cwd, g.dir ?? '.'),
+      env,
+      identity,
+      ...(g.backend ? { backend: g.backend as 'file' | 'redis' } : {}),
+    });
+    return this.locks;
+  }
+
+  private who: Identity | null = null;
+  identity(): Identity {
+    this.who ??= resolveIdentity(this.io.env, ancestorChain(this.io.holderPid ?? process.ppid), hostName());
+    return this.who;
+  }
+
+  async close(): Promise<void> {
+    await this.locks?.close();
+  }
+
+  cmd(words: string): string {
+    return `${this.name} ${words}`;
+  }
+
+  scopes(locks: Lock[]): string {
+    return locks.map((l) => l.scope).join(' ');
+  }
+
+  answer(command: string, outcome: Outcome<string>, text: string[], message: string): Answer {
+    return {
+      command,
+      status: outcome.status,
+      exitCode: exitCodeFor(command, outcome.status),
+      locks: outcome.locks,
+      conflicts: outcome.conflicts,
+      message,
+      text,
+    };
+  }
+
+  head(status: string, rest: string): string {
+    const word = STATUS_WORD[status] ?? status.toUpperCase();
+    const ok = [
+      'acquired',
+      'already_mine',
+      'released',
+      'renewed',
+      'free',
+      'mine',
+      'noted',
+      'resumed',
+      'broken',
+      'listed',
+    ];
+    return `${paint(this.style, ok.includes(status) ? 'green' : 'red', word)} ${rest}`;
+  }
+
+  lines(locks: Lock[]): string[] {
+    return locks.flatMap((lock) => lockLines(lock, this.now, this.style));
+  }
+
+  held(command: string, outcome: Outcome<string>, asked: string[]): Answer {
+    const holders = [...new Set(outcome.conflicts.map((l) => l.agent_id))].join(', ');
+    const message = `${asked.join(' ')} held by ${holders}`;
+    return this.answer(
+      command,
+      outcome,
+      [
+        this.head('held', asked.join(' ')),
+        ...this.lines(outcome.conflicts),
+        `next: work elsewhere, ask ${holders}, or check again later (${this.cmd(`check ${asked.map(quoteArg).join(' ')}`)})`,
+      ],
+      message,
+    );
+  }
+}
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+async function acquire(
+  cli: Cli,
+  scopes: string[],
+  opts: { message?: string; ttl?: string; shared?: boolean },
+) {
+  const ttl = opts.ttl === undefined ? undefined : parseSeconds(opts.ttl, '--ttl');
+  const locks = await cli.open();
+  const outcome = await locks.acquire(scopes, {
+    ...(opts.message !== undefined ? { intent: opts.message } : {}),
+    ...(ttl !== undefined ? { ttl } : {}),
+    shared: opts.shared === true,
+  });
+  const asked = scopes.map(quoteArg);
+  switch (outcome.status) {
+    case 'acquired': {
+      const text = [cli.head('acquired', cli.scopes(outcome.locks)), ...cli.lines(outcome.locks)];
+      for (const lock of outcome.locks) text.push(`  token ${lock.token} (proves ownership: --token)`);
+      const scopeArgs = outcome.locks.map((l) => quoteArg(l.scope)).join(' ');
+      text.push(
+        `next: do the work; ${cli.cmd(`note ${quoteArg(outcome.locks[0]!.scope)} "progress"`)} as you go; ${cli.cmd(`release ${scopeArgs}`)} when done`,
+      );
+      if (outcome.locks.some((l) => l.ttl_seconds !== null)) {
+        text.push(`lease: ${cli.cmd(`renew ${scopeArgs}`)} before it expires`);
+      }
+      return cli.answer('acquire', outcome, text, `acquired ${cli.scopes(outcome.locks)}`);
+    }
+    case 'already_mine':
+      return cli.answer(
+        'acquire',
+        outcome,
+        [
+          cli.head('already_mine', asked.join(' ')),
+          `  covered by your ${cli.scopes(outcome.locks)}`,
+          ...cli.lines(outcome.locks),
+        ],
+        `already yours: covered by ${cli.scopes(outcome.locks)}`,
+      );
+    case 'held':
+      return cli.held('acquire', outcome, asked);
+    case 'parent_scope': {
+      const parent = outcome.conflicts[0]?.agent_id ?? 'your parent';
+      return cli.answer(
+        'acquire',
+        outcome,
+        [
+          cli.head('parent_scope', `${asked.join(' ')} is your parent's lock (${parent})`),
+          ...cli.lines(outcome.conflicts),
+          "next: claim something narrower inside it (a file or sub-folder): your parent's lock does not block you there",
+        ],
+        `parent_scope: ${parent} holds exactly ${asked.join(' ')}`,
+      );
+    }
+    case 'interrupted': {
+      const scope = quoteArg(outcome.conflicts[0]?.scope ?? scopes[0]!);
+      return cli.answer(
+        'acquire',
+        outcome,
+        [
+          cli.head('interrupted', `${asked.join(' ')}: its holder is gone and left notes`),
+          ...cli.lines(outcome.conflicts),
+          `next: ${cli.cmd(`resume ${scope}`)} to take it over with its notes, or ${cli.cmd(`break ${scope}`)} to discard it`,
+        ],
+        `interrupted work on ${asked.join(' ')}: resume or break it`,
+      );
+    }
+  }
+}
+
+async function release(
+  cli: Cli,
+  scopes: string[],
+  opts: { all?: boolean; token?: string },
+  command = 'release',
+) {
+  if (opts.all && scopes.length > 0)
+    throw new AgentLockError('E_USAGE', 'release takes scopes or --all, not both');
+  if (!opts.all && scopes.length === 0) {
+    throw new AgentLockError('E_USAGE', 'release needs a scope or --all', {
+      hint: `${cli.name} release SCOPE...`,
+    });
+  }
+  const locks = await cli.open();
+  const outcome = await locks.release(
+    opts.all ? { all: true } : scopes,
+    opts.token ? { token: opts.token } : {},
+  );
+  const asked = opts.all ? 'all' : scopes.map(quoteArg).join(' ');
+  if (outcome.status === 'released') {
+    const what = outcome.locks.length === 0 ? '(you held nothing)' : cli.scopes(outcome.locks);
+    return cli.answer(command, outcome, [cli.head('released', what)], `released ${what}`);
+  }
+  if (outcome.status === 'refused') {
+    const holders = [...new Set(outcome.conflicts.map((l) => l.agent_id))].join(', ');
+    return cli.answer(
+      command,
+      outcome,
+      [
+        cli.head('refused', `${asked} is held by ${holders}, not you`),
+        ...cli.lines(outcome.conflicts),
+        ...(outcome.locks.length ? [`  released meanwhile: ${cli.scopes(outcome.locks)}`] : []),
+        `next: only its holder (or --token) may release it; ${cli.cmd(`break ${quoteArg(outcome.conflicts[0]!.scope)} --reason "..."`)} if it is abandoned`,
+      ],
+      `refused: held by ${holders}`,
+    );
+  }
+  return cli.answer(
+    command,
+    outcome,
+    [
+      cli.head('not_found', `${asked}: no lock on exactly this scope`),
+      ...(outcome.locks.length ? [`  released meanwhile: ${cli.scopes(outcome.locks)}`] : []),
+      `next: ${cli.cmd('mine')} lists what you hold`,
+    ],
+    `not locked: ${asked}`,
+  );
+}
+
+async function renew(cli: Cli, scopes: string[], opts: { ttl?: string; token?: string }) {
+  const ttl = opts.ttl === undefined ? undefined : parseSeconds(opts.ttl, '--ttl');
+  const locks = await cli.open();
+  const outcome = await locks.renew(scopes, {
+    ...(ttl !== undefined ? { ttl } : {}),
+    ...(opts.token ? { token: opts.token } : {}),
+  });
+  const asked = scopes.map(quoteArg).join(' ');
+  switch (outcome.status) {
+    case 'renewed': {
+      const left = outcome.locks.map((l) =>
+        l.ttl_seconds ? `${l.scope} for ${l.ttl_seconds}s` : `${l.scope} (no TTL)`,
+      );
+      return cli.answer(
+        'renew',
+        outcome,
+        [cli.head('renewed', left.join(', ')), ...cli.lines(outcome.locks)],
+        `renewed ${left.join(', ')}`,
+      );
+    }
+    case 'expired':
+      return cli.answer(
+        'renew',
+        outcome,
+        [
+          cli.head('expired', `${asked}: the lease lapsed`),
+          `next: ${cli.cmd(`acquire ${asked}`)} again (you get a new fence)`,
+        ],
+        `expired: ${asked}`,
+      );
+    case 'refused':
+      return cli.answer(
+        'renew',
+        outcome,
+        [cli.head('refused', `${asked} is held by someone else`), ...cli.lines(outcome.conflicts)],
+        `refused: ${asked}`,
+      );
+    default:
+      return cli.answer(
+        'renew',
+        outcome,
+        [
+          cli.head('not_found', `${asked}: you hold no lock on exactly this scope`),
+          `next: ${cli.cmd(`acquire ${asked}`)}`,
+        ],
+        `not locked: ${asked}`,
+      );
+  }
+}
+
+async function check(cli: Cli, scopes: string[], opts: { shared?: boolean }) {
+  const locks = await cli.open();
+  const outcome = await locks.check(scopes, { shared: opts.shared === true });
+  const asked = scopes.map(quoteArg);
+  if (outcome.status === 'held') return cli.held('check', outcome, asked);
+  if (outcome.status === 'mine') {
+    return cli.answer(
+      'check',
+      outcome,
+      [cli.head('mine', `${asked.join(' ')} (covered by ${cli.scopes(outcome.locks)})`)],
+      `yours: ${asked.join(' ')}`,
+    );
+  }
+  return cli.answer('check', outcome, [cli.head('free', asked.join(' '))], `free: ${asked.join(' ')}`);
+}
+
+async function list(cli: Cli, command: 'list' | 'mine') {
+  const locks = await cli.open();
+  const outcome = command === 'list' ? await locks.list() : await locks.mine();
+  const n = outcome.locks.length;
+  const where = `${locks.backend.kind} store ${locks.backend.location}`;
+  const head = cli.head(
+    'listed',
+    `${n} ${n === 1 ? 'lock' : 'locks'}${command === 'mine' ? ` of ${locks.agent.id}` : ''} (${where})`,
+  );
+  const stale = outcome.locks.filter((l) => l.stale).length;
+  const orphans = outcome.locks.filter((l) => l.status === 'orphaned').length;
+  const text = [head, ...cli.lines(outcome.locks)];
+  if (stale > 0)
+    text.push(`${stale} stale: their holders still run but have not touched them for a long while`);
+  if (orphans > 0) text.push(`${orphans} orphaned: ${cli.cmd('resume SCOPE')} or ${cli.cmd('break SCOPE')}`);
+  return cli.answer(command, outcome, text, `${n} locks`);
+}
+
+async function note(cli: Cli, scope: string, words: string[], opts: { token?: string }) {
+  const locks = await cli.open();
+  const outcome = await locks.note(scope, words.join(' '), opts.token ? { token: opts.token } : {});
+  const asked = quoteArg(scope);
+  if (outcome.status === 'noted') {
+    const n = outcome.locks[0]?.notes.length ?? 0;
+    return cli.answer(
+      'note',
+      outcome,
+      [cli.head('noted', `${asked} (${n} ${n === 1 ? 'note' : 'notes'})`)],
+      `noted ${asked}`,
+    );
+  }
+  if (outcome.status === 'refused') {
+    return cli.answer(
+      'note',
+      outcome,
+      [cli.head('refused', `${asked} is held by someone else`), ...cli.lines(outcome.conflicts)],
+      `refused: ${asked}`,
+    );
+  }
+  return cli.answer(
+    'note',
+    outcome,
+    [
+      cli.head('not_found', `${asked}: you hold no lock on exactly this scope`),
+      `next: ${cli.cmd(`acquire ${asked}`)} first`,
+    ],
+    `not locked: ${asked}`,
+  );
+}
+
+async function resume(cli: Cli, scope: string) {
+  const locks = await cli.open();
+  const outcome = await locks.resume(scope);
+  const asked = quoteArg(scope);
+  if (outcome.status === 'resumed') {
+    const lock = outcome.locks[0]!;
+    const text = [
+      cli.head(
+        'resumed',
+        `${lock.scope} (fence ${lock.fence}, from ${outcome.conflicts[0]?.agent_id ?? '?'})`,
+      ),
+    ];
+    text.push(...cli.lines(outcome.locks), `  token ${lock.token} (proves ownership: --token)`);
+    return cli.answer('resume', outcome, text, `resumed ${lock.scope}`);
+  }
+  if (outcome.status === 'held') return cli.held('resume', outcome, [asked]);
+  return cli.answer(
+    'resume',
+    outcome,
+    [cli.head('not_found', `${asked}: no interrupted work on exactly this scope`)],
+    `no orphan: ${asked}`,
+  );
+}
+
+async function breakLocks(cli: Cli, scopes: string[], opts: { reason?: string; id?: string[] }) {
+  const locks = await cli.open();
+  const outcome = await locks.breakLock(scopes, {
+    ...(opts.reason !== undefined ? { reason: opts.reason } : {}),
+    ids: opts.id ?? [],
+  });
+  const asked = [...scopes.map(quoteArg), ...(opts.id ?? []).map((id) => `--id ${id}`)].join(' ');
+  if (outcome.status === 'broken') {
+    const from = [...new Set(outcome.locks.map((l) => l.agent_id))].join(', ');
+    return cli.answer(
+      'break',
+      outcome,
+      [cli.head('broken', `${cli.scopes(outcome.locks)} (was held by ${from}; recorded)`)],
+      `broken ${cli.scopes(outcome.locks)}`,
+    );
+  }
+  return cli.answer(
+    'break',
+    outcome,
+    [cli.head('not_found', `${asked}: no lock on exactly this scope`)],
+    `not locked: ${asked}`,
+  );
+}
+
+function plain(
+  command: string,
+  status: string,
+  text: string[],
+  extra: Record<string, unknown> = {},
+  message = '',
+): Answer {
+  return { command, status, exitCode: 0, locks: [], conflicts: [], message, text, extra };
+}
+
+async function whoami(cli: Cli): Promise<Answer> {
+  const locks = await cli.open();
+  const id = locks.identity;
+  const text = [
+    `AGENT ${id.agentId} (from ${id.idSource})`,
+    `PARENT ${id.parentAgentId ?? '(none)'}${id.parentAgentId ? ` (from ${id.parentSource})` : ''}`,
+    `HOLDER pid ${id.holder.pid} (${id.holderName}) on ${id.holder.host}: your locks live as long as it runs`,
+    `TREE ${locks.tree.root}${locks.tree.key !== locks.tree.root ? ` (key ${locks.tree.key} from AGENT_LOCK_TREE)` : ''}`,
+    `STORE ${locks.backend.kind} ${locks.backend.location}`,
+    ...id.warnings.map((w) => `${paint(cli.style, 'yellow', 'WARNING')} ${w}`),
+  ];
+  return plain(
+    'whoami',
+    'identified',
+    text,
+    {
+      identity: {
+        agent_id: id.agentId,
+        agent_source: id.idSource,
+        parent_agent_id: id.parentAgentId,
+        parent_source: id.parentSource,
+        holder: { ...id.holder, name: id.holderName },
+        tree: locks.tree,
+        store: { backend: locks.backend.kind, location: locks.backend.location },
+        warnings: id.warnings,
+      },
+    },
+    `${id.agentId}`,
+  );
+}
+
+async function eventLog(cli: Cli): Promise<Answer> {
+  const locks = await cli.open();
+  const events = await locks.events(50);
+  const text = [
+    cli.head('listed', `${events.length} recorded ${events.length === 1 ? 'event' : 'events'}`),
+    ...events.map(
+      (e) =>
+        `  ${new Date(e.at).toISOString()} ${e.by} broke ${e.lock.scope} (held by ${e.lock.agent_id}, fence ${e.lock.fence})${e.reason ? `: ${e.reason}` : ''}`,
+    ),
+  ];
+  return { ...plain('log', 'listed', text, { events }), message: `${events.length} events` };
+}
+
+async function init(cli: Cli): Promise<Answer> {
+  const locks = await cli.open();
+  return plain(
+    'init',
+    'initialized',
+    [`INITIALIZED ${locks.backend.kind} store ${locks.backend.location}`],
+    { store: { backend: locks.backend.kind, location: locks.backend.location } },
+    `initialized ${locks.backend.location}`,
+  );
+}
+
+function buildProgram(cli: Cli, setAnswer: (a: Answer) => void): Command {
+  const program = new Command(cli.name);
+  program
+    .description('advisory locks and leases for AI coding agents sharing a checkout or a fleet of machines')
+    .helpOption('-h, --help', 'show help')
+    .addHelpCommand(false)
+    .showSuggestionAfterError(true)
+    .allowExcessArguments(false);
+  for (const flag of GLOBAL_FLAGS) program.option(flag.flags, flag.description);
+
+  const spec = (name: string) => COMMANDS.find((c) => c.name === name)!;
+  const sub = (name: string) => {
+    const s = spec(name);
+    const command = program.command(`${name}${s.args ? ` ${s.args}` : ''}`).description(s.summary);
+    for (const alias of s.aliases ?? []) command.alias(alias);
+    for (const flag of s.flags) {
+      command.addOption(
+        flag.flags.startsWith('--id')
+          ? new Option(flag.flags, flag.description).argParser(collect)
+          : new Option(flag.flags, flag.description),
+      );
+    }
+    command.allowExcessArguments(false);
+    return command;
+  };
+  const act =
+    <A extends unknown[]>(fn: (...args: A) => Promise<Answer>) =>
+    async (...args: A) => {
+      setAnswer(await fn(...args));
+    };
+
+  sub('acquire').action(act((scopes: string[], o) => acquire(cli, scopes, o)));
+  sub('release').action(act((scopes: string[], o) => release(cli, scopes, o)));
+  sub('release-all').action(act(() => release(cli, [], { all: true }, 'release-all')));
+  sub('renew').action(act((scopes: string[], o) => renew(cli, scopes, o)));
+  sub('check').action(act((scopes: string[], o) => check(cli, scopes, o)));
+  sub('list').action(act(() => list(cli, 'list')));
+  sub('mine').action(act(() => list(cli, 'mine')));
+  sub('note').action(act((scope: string, words: string[], o) => note(cli, scope, words, o)));
+  sub('resume').action(act((scope: string) => resume(cli, scope)));
+  sub('break').action(act((scopes: string[], o) => breakLocks(cli, scopes, o)));
+  sub('log').action(act(() => eventLog(cli)));
+  sub('whoami').action(act(() => whoami(cli)));
+  sub('version').action(
+    act(async () => plain('version', 'version', [VERSION], { version: VERSION }, VERSION)),
+  );
+  sub('contract').action(
+    act(async () => {
+      const doc = contractDocument(VERSION);
+      return plain('contract', 'contract', [JSON.stringify(doc, null, 2)], { contract: doc }, 'contract');
+    }),
+  );
+  sub('completion').action(
+    act(async (shell: string) =>
+      plain('completion', 'completion', [completionScript(shell, cli.name)], {}, shell),
+    ),
+  );
+  sub('init').action(act(() => init(cli)));
+  return program;
+}
+
+function envelope(
+  answer: Answer,
+  agent: { id: string; parentId: string | null } | null,
+  error: AgentLockError | null,
+) {
+  return {
+    schema: 'agent-lock/v1',
+    command: answer.command,
+    status: answer.status,
+    ok: answer.exitCode === 0,
+    exit_code: answer.exitCode,
+    agent: agent ? { id: agent.id, parent_id: agent.parentId } : null,
+    locks: answer.locks,
+    conflicts: answer.conflicts,
+    message: answer.message,
+    error: error ? { code: error.code, message: error.message } : null,
+    ...answer.extra,
+  };
+}
+
+function toAgentLockError(error: unknown): AgentLockError {
+  if (error instanceof AgentLockError) return error;
+  if (error instanceof CommanderError) {
+    const text = error.message.replace(/^error:\s*/i, '').split('\n')[0] ?? error.message;
+    return new AgentLockError('E_USAGE', text, { hint: 'see --help' });
+  }
+  const code = (error as NodeJS.ErrnoException)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) {
+    return new AgentLockError('E_STORE_UNREADABLE', message, {
+      cause: error,
+      hint: 'check the store folder and its permissions',
+    });
+  }
+  return new AgentLockError('E_INTERNAL', `internal error: ${message}`, {
+    cause: error,
+    hint: 'please report it',
+  });
+}
+
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  const wantsJson = argv.includes('--json');
+  let program: Command | null = null;
+  const cli = new Cli(io, () => (program?.opts() ?? {}) as GlobalOptions);
+  let answer: Answer | null = null;
+  let helpText = '';
+  program = buildProgram(cli, (a) => {
+    answer = a;
+  });
+  program.exitOverride();
+  program.configureOutput({
+    writeOut: (text) => {
+      helpText += text;
+    },
+    writeErr: () => {
+      // Commander's own error text is replaced by our one-line ERROR below.
+    },
+  });
+  for (const command of program.commands) {
+    command.exitOverride();
+    command.configureOutput({ writeOut: (t) => (helpText += t), writeErr: () => {} });
+  }
+  const command = argv.find((a) => !a.startsWith('-')) ?? '';
+  try {
+    if (argv.length === 0) {
+      io.stdout(program.helpInformation());
+      return 0;
+    }
+    await program.parseAsync([...argv], { from: 'user' });
+    const done = answer as Answer | null;
+    if (done === null) {
+      io.stdout(helpText);
+      return 0;
+    }
+    if (program.opts().json) io.stdout(`${JSON.stringify(envelope(done, agentOf(cli), null))}\n`);
+    else io.stdout(`${done.text.join('\n')}\n`);
+    return done.exitCode;
+  } catch (error) {
+    if (
+      error instanceof CommanderError &&
+      (error.code === 'commander.helpDisplayed' || error.code === 'commander.version')
+    ) {
+      io.stdout(helpText);
+      return 0;
+    }
+    const failure = toAgentLockError(error);
+    const line = `ERROR: ${cli.name}: ${failure.message}${failure.hint ? ` (${failure.hint})` : ''}`;
+    if (wantsJson) {
+      const blank: Answer = {
+        command,
+        status: 'error',
+        exitCode: 2,
+        locks: [],
+        conflicts: [],
+        message: failure.message,
+        text: [],
+      };
+      io.stdout(`${JSON.stringify(envelope(blank, null, failure))}\n`);
+    } else {
+      io.stderr(`${line}\n`);
+    }
+    if (io.env.AGENT_LOCK_DEBUG && error instanceof Error) io.stderr(`${error.stack}\n`);
+    return 2;
+  } finally {
+    await cli.close().catch(() => {});
+  }
+}
+
+function agentOf(cli: Cli): { id: string; parentId: string | null } | null {
+  try {
+    const who = cli.identity();
+    return { id: who.agentId, parentId: who.parentAgentId };
+  } catch {
+    return null;
+  }
+}

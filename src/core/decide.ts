@@ -1,0 +1,636 @@
+/**
+ * Every decision of the contract (DESIGN section 5), as pure functions of a store snapshot.
+ * A backend runs one of these inside its atomic step and commits the returned changes; nothing
+ * here touches the disk, the network, the clock or the process table.
+ */
+import type { Holder, Lock, LockRecord, Mode } from './lock.js';
+import { recordScope, toLock } from './lock.js';
+import type { Scope } from './scope.js';
+import { scopeCovers, scopesOverlap } from './scope.js';
+
+/** A scope together with the tree it belongs to (null for resources). */
+export interface Target {
+  readonly scope: Scope;
+  readonly tree: string | null;
+}
+
+/** A lease that expired: remembered for a while so that its holder's `renew` answers `expired`. */
+export interface Tombstone {
+  readonly scope: string;
+  readonly tree: string | null;
+  readonly agent_id: string;
+  readonly token_hash: string;
+  readonly fence: number;
+  readonly at: number;
+}
+
+export interface StoreEvent {
+  readonly at: number;
+  readonly type: 'break';
+  readonly by: string;
+  readonly reason: string | null;
+  readonly lock: { id: string; scope: string; agent_id: string; fence: number; status: string };
+}
+
+export interface StoreState {
+  readonly locks: ReadonlyMap<string, LockRecord>;
+  /** The largest fence ever granted by this store. */
+  readonly fence: number;
+  readonly tombstones: readonly Tombstone[];
+}
+
+export interface Changes {
+  readonly put: LockRecord[];
+  readonly del: string[];
+  readonly fence: number;
+  /** The whole new tombstone list, or null when unchanged. */
+  readonly tombstones: Tombstone[] | null;
+  readonly events: StoreEvent[];
+}
+
+export interface Caller {
+  readonly agentId: string;
+  readonly parentAgentId: string | null;
+  readonly holder: Holder;
+}
+
+export interface DecisionContext {
+  readonly now: number;
+  readonly caller: Caller;
+  readonly staleMs: number;
+  /** Is this process (on the caller's host) still running with that start time? */
+  readonly processAlive: (pid: number, started: string) => boolean;
+  readonly newLock: () => { id: string; token: string; tokenHash: string };
+  readonly hashToken: (token: string) => string;
+}
+
+export interface Outcome<S extends string> {
+  readonly status: S;
+  readonly locks: Lock[];
+  readonly conflicts: Lock[];
+}
+
+export type AcquireStatus = 'acquired' | 'already_mine' | 'held' | 'parent_scope' | 'interrupted';
+export type ReleaseStatus = 'released' | 'not_found' | 'refused';
+export type RenewStatus = 'renewed' | 'expired' | 'not_found' | 'refused';
+export type CheckStatus = 'free' | 'mine' | 'held';
+export type ListStatus = 'listed';
+export type NoteStatus = 'noted' | 'not_found' | 'refused';
+export type ResumeStatus = 'resumed' | 'not_found' | 'held';
+export type BreakStatus = 'broken' | 'not_found';
+
+export interface Decided<T> {
+  readonly result: T;
+  readonly changes: Changes;
+}
+
+export interface AcquireRequest {
+  readonly targets: readonly Target[];
+  readonly mode: Mode;
+  readonly intent: string | null;
+  readonly ttlSeconds: number | null;
+}
+
+const TOMBSTONE_LIMIT = 256;
+const TOMBSTONE_MS = 24 * 60 * 60 * 1000;
+const NOTE_LIMIT = 200;
+
+/** One decision in progress: a copy-on-write view of the snapshot plus the changes made so far. */
+class Decision {
+  private readonly removed = new Set<string>();
+  private readonly written = new Map<string, LockRecord>();
+  private fence: number;
+  private tombstones: Tombstone[] | null = null;
+  private readonly events: StoreEvent[] = [];
+  private readonly aliveMemo = new Map<string, boolean>();
+
+  constructor(
+    private readonly state: StoreState,
+    readonly ctx: DecisionContext,
+  ) {
+    this.fence = state.fence;
+  }
+
+  *live(): Generator<LockRecord> {
+    for (const [id, record] of this.state.locks) {
+      if (this.removed.has(id)) continue;
+      yield this.written.get(id) ?? record;
+    }
+    for (const [id, record] of this.written) if (!this.state.locks.has(id)) yield record;
+  }
+
+  put(record: LockRecord): void {
+    this.removed.delete(record.id);
+    this.written.set(record.id, record);
+  }
+
+  remove(record: LockRecord): void {
+    this.written.delete(record.id);
+    if (this.state.locks.has(record.id)) this.removed.add(record.id);
+  }
+
+  nextFence(): number {
+    this.fence += 1;
+    return this.fence;
+  }
+
+  bury(record: LockRecord): void {
+    const now = this.ctx.now;
+    const kept = (this.tombstones ?? [...this.state.tombstones]).filter((t) => now - t.at < TOMBSTONE_MS);
+    kept.push({
+      scope: record.scope,
+      tree: record.tree,
+      agent_id: record.agent_id,
+      token_hash: record.token_hash,
+      fence: record.fence,
+      at: now,
+    });
+    this.tombstones = kept.slice(-TOMBSTONE_LIMIT);
+  }
+
+  currentTombstones(): readonly Tombstone[] {
+    return this.tombstones ?? this.state.tombstones;
+  }
+
+  record(event: StoreEvent): void {
+    this.events.push(event);
+  }
+
+  view(record: LockRecord, token?: string): Lock {
+    return toLock(record, this.ctx.now, this.ctx.staleMs, token);
+  }
+
+  done<T>(result: T): Decided<T> {
+    return {
+      result,
+      changes: {
+        put: [...this.written.values()],
+        del: [...this.removed],
+        fence: this.fence,
+        tombstones: this.tombstones,
+        events: this.events,
+      },
+    };
+  }
+
+  /** Provably gone: same host and no such process (pid reuse is not life); another host by age. */
+  holderGone(record: LockRecord): boolean {
+    const { caller, now, staleMs } = this.ctx;
+    if (record.host !== caller.holder.host) return now - record.updated_at > staleMs;
+    if (record.pid === caller.holder.pid && record.started === caller.holder.started) return false;
+    const key = `${record.pid}|${record.started}`;
+    let alive = this.aliveMemo.get(key);
+    if (alive === undefined) {
+      alive = this.ctx.processAlive(record.pid, record.started);
+      this.aliveMemo.set(key, alive);
+    }
+    return !alive;
+  }
+
+  /**
+   * Step 1 of every decision. A lease (a lock with a TTL) lives by its TTL, so a short-lived process
+   * may take it and a later one renew it with the token; a lock without one lives by its holder.
+   */
+  reap(): void {
+    const now = this.ctx.now;
+    for (const record of [...this.live()]) {
+      if (record.unreadable || record.status === 'orphaned') continue;
+      const expired = record.expires_at !== null && record.expires_at <= now;
+      const gone = record.expires_at === null && this.holderGone(record);
+      if (!expired && !gone) continue;
+      if (expired) this.bury(record);
+      if (record.notes.length > 0) {
+        this.put({ ...record, status: 'orphaned', expires_at: null });
+      } else {
+        this.remove(record);
+      }
+    }
+  }
+}
+
+function sameSpace(record: LockRecord, target: Target): boolean {
+  if (record.unreadable) return true;
+  if (target.scope.kind === 'resource') return record.kind === 'resource';
+  return record.kind === 'path' && record.tree === target.tree;
+}
+
+function sameScope(record: LockRecord, target: Target): boolean {
+  return !record.unreadable && sameSpace(record, target) && record.scope === target.scope.pattern;
+}
+
+function overlaps(record: LockRecord, target: Target): boolean {
+  return (
+    record.unreadable === true ||
+    (sameSpace(record, target) && scopesOverlap(recordScope(record), target.scope))
+  );
+}
+
+function modesConflict(held: LockRecord, wanted: Mode): boolean {
+  return !(held.mode === 'shared' && wanted === 'shared' && !held.unreadable);
+}
+
+/** Does this lock stand in the caller's way? Everyone but its holder and the holder's children. */
+function blocks(record: LockRecord, caller: Caller): boolean {
+  if (record.unreadable) return true;
+  if (record.status === 'orphaned') return false;
+  if (record.agent_id === caller.agentId) return false;
+  return !(caller.parentAgentId !== null && record.agent_id === caller.parentAgentId);
+}
+
+/** May the caller release, renew or note this lock? Its own, its direct children's, or by token. */
+function owns(record: LockRecord, caller: Caller, tokenHash: string | null): boolean {
+  if (record.unreadable) return false;
+  if (tokenHash !== null && record.token_hash === tokenHash) return true;
+  return record.agent_id === caller.agentId || record.parent_agent_id === caller.agentId;
+}
+
+function conflictsFor(d: Decision, targets: readonly Target[], mode: Mode): LockRecord[] {
+  const found = new Map<string, LockRecord>();
+  for (const record of d.live()) {
+    if (found.has(record.id) || !blocks(record, d.ctx.caller) || !modesConflict(record, mode)) continue;
+    if (targets.some((target) => overlaps(record, target))) found.set(record.id, record);
+  }
+  return [...found.values()];
+}
+
+function ownCovering(d: Decision, target: Target, mode: Mode): LockRecord | undefined {
+  for (const record of d.live()) {
+    if (record.unreadable || record.status !== 'active' || record.agent_id !== d.ctx.caller.agentId) continue;
+    if (mode === 'exclusive' && record.mode === 'shared') continue;
+    if (sameSpace(record, target) && scopeCovers(recordScope(record), target.scope)) return record;
+  }
+  return undefined;
+}
+
+function grant(
+  d: Decision,
+  target: Target,
+  mode: Mode,
+  intent: string | null,
+  ttlSeconds: number | null,
+  notes: LockRecord['notes'] = [],
+): { record: LockRecord; token: string } {
+  const { caller, now } = d.ctx;
+  const { id, token, tokenHash } = d.ctx.newLock();
+  const record: LockRecord = {
+    id,
+    scope: target.scope.pattern,
+    kind: target.scope.kind,
+    mode,
+    agent_id: caller.agentId,
+    parent_agent_id: caller.parentAgentId,
+    intent,
+    tree: target.tree,
+    host: caller.holder.host,
+    pid: caller.holder.pid,
+    started: caller.holder.started,
+    created_at: now,
+    updated_at: now,
+    expires_at: ttlSeconds === null ? null : now + ttlSeconds * 1000,
+    ttl_seconds: ttlSeconds,
+    status: 'active',
+    fence: d.nextFence(),
+    frozen_paths: [],
+    notes,
+    token_hash: tokenHash,
+  };
+  d.put(record);
+  return { record, token };
+}
+
+function outcome<S extends string>(status: S, locks: Lock[] = [], conflicts: Lock[] = []): Outcome<S> {
+  return { status, locks, conflicts };
+}
+
+export function decideAcquire(
+  state: StoreState,
+  ctx: DecisionContext,
+  req: AcquireRequest,
+): Decided<Outcome<AcquireStatus>> {
+  const d = new Decision(state, ctx);
+  d.reap();
+  const { caller } = ctx;
+  if (caller.parentAgentId !== null) {
+    const parentHeld = [...d.live()].filter(
+      (r) =>
+        r.status === 'active' &&
+        r.agent_id === caller.parentAgentId &&
+        req.targets.some((target) => sameScope(r, target)),
+    );
+    if (parentHeld.length > 0) {
+      return d.done(
+        outcome(
+          'parent_scope',
+          [],
+          parentHeld.map((r) => d.view(r)),
+        ),
+      );
+    }
+  }
+  const conflicts = conflictsFor(d, req.targets, req.mode);
+  if (conflicts.length > 0)
+    return d.done(
+      outcome(
+        'held',
+        [],
+        conflicts.map((r) => d.view(r)),
+      ),
+    );
+
+  const covering = req.targets.map((target) => ownCovering(d, target, req.mode));
+  if (covering.every((record) => record !== undefined)) {
+    const touched = new Map<string, LockRecord>();
+    for (const record of covering) {
+      if (record && !touched.has(record.id)) touched.set(record.id, { ...record, updated_at: ctx.now });
+    }
+    for (const record of touched.values()) d.put(record);
+    return d.done(
+      outcome(
+        'already_mine',
+        [...touched.values()].map((r) => d.view(r)),
+      ),
+    );
+  }
+  const wanted = req.targets.filter((_, i) => covering[i] === undefined);
+  const orphans = [...d.live()].filter(
+    (r) => r.status === 'orphaned' && wanted.some((target) => sameScope(r, target)),
+  );
+  if (orphans.length > 0)
+    return d.done(
+      outcome(
+        'interrupted',
+        [],
+        orphans.map((r) => d.view(r)),
+      ),
+    );
+
+  const granted = wanted.map((target) => grant(d, target, req.mode, req.intent, req.ttlSeconds));
+  return d.done(
+    outcome(
+      'acquired',
+      granted.map(({ record, token }) => d.view(record, token)),
+    ),
+  );
+}
+
+export function decideRelease(
+  state: StoreState,
+  ctx: DecisionContext,
+  req: { targets: readonly Target[] | 'all'; token: string | null },
+): Decided<Outcome<ReleaseStatus>> {
+  const d = new Decision(state, ctx);
+  d.reap();
+  const tokenHash = req.token === null ? null : ctx.hashToken(req.token);
+  if (req.targets === 'all') {
+    const mine = [...d.live()].filter((r) => owns(r, ctx.caller, tokenHash));
+    for (const record of mine) d.remove(record);
+    return d.done(
+      outcome(
+        'released',
+        mine.map((r) => d.view(r)),
+      ),
+    );
+  }
+  const released: LockRecord[] = [];
+  const refused: LockRecord[] = [];
+  let missing = false;
+  for (const target of req.targets) {
+    const candidates = [...d.live()].filter((r) => sameScope(r, target));
+    const owned = candidates.filter((r) => owns(r, ctx.caller, tokenHash));
+    if (owned.length > 0) {
+      for (const record of owned) {
+        d.remove(record);
+        released.push(record);
+      }
+    } else if (candidates.length > 0) {
+      refused.push(...candidates);
+    } else {
+      missing = true;
+    }
+  }
+  const status: ReleaseStatus = refused.length > 0 ? 'refused' : missing ? 'not_found' : 'released';
+  return d.done(
+    outcome(
+      status,
+      released.map((r) => d.view(r)),
+      refused.map((r) => d.view(r)),
+    ),
+  );
+}
+
+export function decideRenew(
+  state: StoreState,
+  ctx: DecisionContext,
+  req: { targets: readonly Target[]; ttlSeconds: number | null; token: string | null },
+): Decided<Outcome<RenewStatus>> {
+  const d = new Decision(state, ctx);
+  d.reap();
+  const tokenHash = req.token === null ? null : ctx.hashToken(req.token);
+  const owned: LockRecord[] = [];
+  const refused: LockRecord[] = [];
+  let expired = false;
+  let missing = false;
+  for (const target of req.targets) {
+    const candidates = [...d.live()].filter((r) => r.status === 'active' && sameScope(r, target));
+    const mine = candidates.filter((r) => owns(r, ctx.caller, tokenHash));
+    if (mine.length > 0) {
+      owned.push(...mine);
+    } else if (candidates.length > 0) {
+      refused.push(...candidates);
+    } else {
+      // Gone without trace: a lapsed lease (the tombstone says so, or the caller holds a token)
+      // must be acquired again with a new fence, never silently revived.
+      const buried = d
+        .currentTombstones()
+        .some(
+          (t) =>
+            t.scope === target.scope.pattern &&
+            t.tree === target.tree &&
+            (t.agent_id === ctx.caller.agentId || (tokenHash !== null && t.token_hash === tokenHash)),
+        );
+      if (buried || tokenHash !== null) expired = true;
+      else missing = true;
+    }
+  }
+  const status: RenewStatus = expired
+    ? 'expired'
+    : refused.length > 0
+      ? 'refused'
+      : missing
+        ? 'not_found'
+        : 'renewed';
+  if (status !== 'renewed')
+    return d.done(
+      outcome(
+        status,
+        [],
+        refused.map((r) => d.view(r)),
+      ),
+    );
+  const renewed = owned.map((record) => {
+    const ttl = req.ttlSeconds ?? record.ttl_seconds;
+    const next: LockRecord = {
+      ...record,
+      updated_at: ctx.now,
+      ttl_seconds: ttl,
+      expires_at: ttl === null ? null : ctx.now + ttl * 1000,
+    };
+    d.put(next);
+    return next;
+  });
+  return d.done(
+    outcome(
+      status,
+      renewed.map((r) => d.view(r)),
+    ),
+  );
+}
+
+export function decideCheck(
+  state: StoreState,
+  ctx: DecisionContext,
+  req: { targets: readonly Target[]; mode: Mode },
+): Decided<Outcome<CheckStatus>> {
+  const d = new Decision(state, ctx);
+  d.reap();
+  const conflicts = conflictsFor(d, req.targets, req.mode);
+  if (conflicts.length > 0)
+    return d.done(
+      outcome(
+        'held',
+        [],
+        conflicts.map((r) => d.view(r)),
+      ),
+    );
+  const covering = req.targets.map((target) => ownCovering(d, target, req.mode));
+  if (covering.every((r) => r !== undefined)) {
+    const unique = [...new Map(covering.map((r) => [r!.id, r!])).values()];
+    return d.done(
+      outcome(
+        'mine',
+        unique.map((r) => d.view(r)),
+      ),
+    );
+  }
+  return d.done(outcome('free'));
+}
+
+export function decideList(
+  state: StoreState,
+  ctx: DecisionContext,
+  req: { mineOnly: boolean },
+): Decided<Outcome<ListStatus>> {
+  const d = new Decision(state, ctx);
+  d.reap();
+  const all = [...d.live()].filter((r) => !req.mineOnly || owns(r, ctx.caller, null));
+  all.sort((a, b) => a.created_at - b.created_at || a.fence - b.fence);
+  return d.done(
+    outcome(
+      'listed',
+      all.map((r) => d.view(r)),
+    ),
+  );
+}
+
+export function decideNote(
+  state: StoreState,
+  ctx: DecisionContext,
+  req: { target: Target; text: string; token: string | null },
+): Decided<Outcome<NoteStatus>> {
+  const d = new Decision(state, ctx);
+  d.reap();
+  const tokenHash = req.token === null ? null : ctx.hashToken(req.token);
+  const candidates = [...d.live()].filter((r) => r.status === 'active' && sameScope(r, req.target));
+  const owned = candidates.find((r) => owns(r, ctx.caller, tokenHash));
+  if (owned === undefined) {
+    if (candidates.length > 0)
+      return d.done(
+        outcome(
+          'refused',
+          [],
+          candidates.map((r) => d.view(r)),
+        ),
+      );
+    return d.done(outcome('not_found'));
+  }
+  const notes = [...owned.notes, { at: ctx.now, text: req.text }].slice(-NOTE_LIMIT);
+  const next: LockRecord = { ...owned, notes, updated_at: ctx.now };
+  d.put(next);
+  return d.done(outcome('noted', [d.view(next)]));
+}
+
+export function decideResume(
+  state: StoreState,
+  ctx: DecisionContext,
+  req: { target: Target },
+): Decided<Outcome<ResumeStatus>> {
+  const d = new Decision(state, ctx);
+  d.reap();
+  const orphan = [...d.live()].find((r) => r.status === 'orphaned' && sameScope(r, req.target));
+  if (orphan === undefined) return d.done(outcome('not_found'));
+  const conflicts = conflictsFor(d, [req.target], orphan.mode);
+  if (conflicts.length > 0)
+    return d.done(
+      outcome(
+        'held',
+        [],
+        conflicts.map((r) => d.view(r)),
+      ),
+    );
+  d.remove(orphan);
+  const { record, token } = grant(
+    d,
+    req.target,
+    orphan.mode,
+    orphan.intent,
+    orphan.ttl_seconds,
+    orphan.notes,
+  );
+  return d.done(outcome('resumed', [d.view(record, token)], [d.view(orphan)]));
+}
+
+export function decideBreak(
+  state: StoreState,
+  ctx: DecisionContext,
+  req: { targets: readonly Target[]; ids: readonly string[]; reason: string | null },
+): Decided<Outcome<BreakStatus>> {
+  const d = new Decision(state, ctx);
+  d.reap();
+  const broken = [...d.live()].filter(
+    (r) => req.ids.includes(r.id) || req.targets.some((target) => sameScope(r, target)),
+  );
+  for (const record of broken) {
+    d.remove(record);
+    d.record({
+      at: ctx.now,
+      type: 'break',
+      by: ctx.caller.agentId,
+      reason: req.reason,
+      lock: {
+        id: record.id,
+        scope: record.scope,
+        agent_id: record.agent_id,
+        fence: record.fence,
+        status: record.status,
+      },
+    });
+  }
+  if (broken.length === 0) return d.done(outcome('not_found'));
+  return d.done(
+    outcome(
+      'broken',
+      broken.map((r) => d.view(r)),
+    ),
+  );
+}
+
+/** True when the changes would write nothing (reads need no commit). */
+export function isEmpty(changes: Changes, state: StoreState): boolean {
+  return (
+    changes.put.length === 0 &&
+    changes.del.length === 0 &&
+    changes.fence === state.fence &&
+    changes.tombstones === null &&
+    changes.events.length === 0
+  );
+}

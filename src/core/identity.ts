@@ -1,0 +1,154 @@
+import { createHash } from 'node:crypto';
+import { AgentLockError } from './errors.js';
+import type { Holder } from './lock.js';
+
+/** One process of the ancestor chain, as the host reports it. */
+export interface ProcessFacts {
+  readonly pid: number;
+  readonly started: string;
+  /** Command name: the executable's base name, or the script's for interpreters. */
+  readonly name: string;
+  readonly user: string;
+}
+
+export type IdSource =
+  | 'AGENT_ID'
+  | 'CLAUDE_CODE_SESSION_ID'
+  | 'CLAUDE_SESSION_ID'
+  | 'CODEX_THREAD_ID'
+  | 'process'
+  | 'option';
+export type ParentSource = 'AGENT_PARENT_ID' | 'without AGENT_ID' | 'none' | 'option';
+
+export interface Identity {
+  readonly agentId: string;
+  readonly parentAgentId: string | null;
+  readonly idSource: IdSource;
+  readonly parentSource: ParentSource;
+  /** The process whose life keeps this agent's locks. */
+  readonly holder: Holder;
+  /** The process that `holder` was chosen as (for `whoami`). */
+  readonly holderName: string;
+  readonly warnings: readonly string[];
+}
+
+const SHELLS = new Set([
+  'sh',
+  'bash',
+  'zsh',
+  'fish',
+  'dash',
+  'ksh',
+  'mksh',
+  'tcsh',
+  'csh',
+  'ash',
+  'busybox',
+  'nu',
+]);
+const LAUNCHERS = new Set([
+  'npx',
+  'npm',
+  'npm-exec',
+  'pnpm',
+  'pnpx',
+  'yarn',
+  'bunx',
+  'env',
+  'timeout',
+  'nice',
+  'sudo',
+  'doas',
+]);
+
+/** A shell or a short-lived launcher never holds a lock: the process above it does. */
+export function isPassThrough(name: string): boolean {
+  const base = name.replace(/^-/, '').toLowerCase();
+  return SHELLS.has(base) || LAUNCHERS.has(base);
+}
+
+const ID_PATTERN = /^[^\s\p{C}]{1,200}$/u;
+
+export function validateAgentId(value: string, variable: string): string {
+  if (!ID_PATTERN.test(value)) {
+    throw new AgentLockError(
+      'E_ENV_INVALID',
+      `${variable} must be 1 to 200 printable characters without whitespace (got ${JSON.stringify(value)})`,
+    );
+  }
+  return value;
+}
+
+function shortHash(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 8);
+}
+
+function slug(name: string): string {
+  const cleaned = name.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '');
+  return (cleaned || 'proc').slice(0, 40);
+}
+
+export function fingerprint(proc: ProcessFacts, host: string): string {
+  return `${slug(proc.name)}-${shortHash(`${proc.pid}|${proc.started}|${proc.user}|${host}`)}`;
+}
+
+/** The first process of the chain that is neither a shell nor a launcher (else the last one). */
+export function holderProcess(chain: readonly ProcessFacts[]): ProcessFacts {
+  const found = chain.find((proc) => !isPassThrough(proc.name)) ?? chain[chain.length - 1];
+  if (found === undefined) throw new AgentLockError('E_INTERNAL', 'no process to hold the lock');
+  return found;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function sessionId(env: Env): { id: string; source: IdSource } | null {
+  const nonEmpty = (k: string) => {
+    const v = env[k];
+    return v !== undefined && v.trim() !== '' ? v.trim() : undefined;
+  };
+  const claude = nonEmpty('CLAUDE_CODE_SESSION_ID');
+  if (claude) return { id: `claude-${claude.slice(0, 8)}`, source: 'CLAUDE_CODE_SESSION_ID' };
+  const claudeOld = nonEmpty('CLAUDE_SESSION_ID');
+  if (claudeOld) return { id: `claude-${claudeOld.slice(0, 8)}`, source: 'CLAUDE_SESSION_ID' };
+  const codex = nonEmpty('CODEX_THREAD_ID');
+  if (codex) return { id: `codex-${codex.slice(0, 8)}`, source: 'CODEX_THREAD_ID' };
+  return null;
+}
+
+/**
+ * Who is asking, by the contract's precedence: AGENT_ID, then the agent session variables, then a
+ * fingerprint of the first ancestor that is neither a shell nor a launcher.
+ */
+export function resolveIdentity(env: Env, chain: readonly ProcessFacts[], host: string): Identity {
+  const proc = holderProcess(chain);
+  const holder: Holder = { host, pid: proc.pid, started: proc.started };
+  const session = sessionId(env);
+  const natural = session ?? { id: fingerprint(proc, host), source: 'process' as const };
+  const warnings: string[] = [];
+
+  const explicit = env.AGENT_ID?.trim();
+  const agentId = explicit ? validateAgentId(explicit, 'AGENT_ID') : natural.id;
+  const idSource: IdSource = explicit ? 'AGENT_ID' : natural.source;
+
+  let parentAgentId: string | null = null;
+  let parentSource: ParentSource = 'none';
+  const parentVar = env.AGENT_PARENT_ID?.trim();
+  if (parentVar) {
+    parentAgentId = validateAgentId(parentVar, 'AGENT_PARENT_ID');
+    parentSource = 'AGENT_PARENT_ID';
+  } else if (explicit && natural.id !== agentId) {
+    parentAgentId = natural.id;
+    parentSource = 'without AGENT_ID';
+  }
+  if (parentAgentId === agentId) {
+    warnings.push(`the parent id equals the agent id (${agentId}); parent rules do not apply`);
+    parentAgentId = null;
+    parentSource = 'none';
+  }
+  if (!explicit && session) {
+    warnings.push(
+      `every sub-agent of this ${session.source} session shares the id ${agentId}: set AGENT_ID for each sub-agent so their locks keep them apart`,
+    );
+  }
+  return { agentId, parentAgentId, idSource, parentSource, holder, holderName: proc.name, warnings };
+}

@@ -1,0 +1,186 @@
+import type { Scope } from './scope.js';
+import { scopeFromPattern } from './scope.js';
+
+export type Mode = 'exclusive' | 'shared';
+export type LockStatus = 'active' | 'orphaned';
+
+/** The process whose life keeps a lock, and the evidence used to tell whether it still runs. */
+export interface Holder {
+  readonly host: string;
+  readonly pid: number;
+  /** Start time of that process (ISO); with the pid it tells a live holder from pid reuse. */
+  readonly started: string;
+}
+
+export interface Note {
+  readonly at: number;
+  readonly text: string;
+}
+
+/** A lock as the stores keep it. Times are epoch milliseconds. */
+export interface LockRecord {
+  readonly id: string;
+  readonly scope: string;
+  readonly kind: 'path' | 'resource';
+  readonly mode: Mode;
+  readonly agent_id: string;
+  readonly parent_agent_id: string | null;
+  readonly intent: string | null;
+  /** Tree key for path scopes; null for resources. */
+  readonly tree: string | null;
+  readonly host: string;
+  readonly pid: number;
+  readonly started: string;
+  readonly created_at: number;
+  readonly updated_at: number;
+  readonly expires_at: number | null;
+  readonly ttl_seconds: number | null;
+  readonly status: LockStatus;
+  readonly fence: number;
+  readonly frozen_paths: readonly string[];
+  readonly notes: readonly Note[];
+  /** sha256 of the lease token; the token itself is shown once, to the taker. */
+  readonly token_hash: string;
+  /** Set on a record the store could not read: it blocks everything until broken. */
+  readonly unreadable?: true;
+}
+
+/** A lock as the library, the CLI's JSON and the MCP server show it. */
+export interface Lock {
+  id: string;
+  scope: string;
+  kind: 'path' | 'resource';
+  mode: Mode;
+  agent_id: string;
+  parent_agent_id: string | null;
+  intent: string | null;
+  tree: string | null;
+  host: string;
+  pid: number;
+  started: string;
+  created_at: string;
+  updated_at: string;
+  expires_at: string | null;
+  ttl_seconds: number | null;
+  status: LockStatus;
+  fence: number;
+  frozen_paths: string[];
+  notes: { at: string; text: string }[];
+  stale: boolean;
+  /** Only in the taker's own acquire (or resume) answer. */
+  token?: string;
+}
+
+export const UNKNOWN_HOLDER = '<unknown>';
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+export function isStale(record: LockRecord, now: number, staleMs: number): boolean {
+  return record.status === 'active' && !record.unreadable && now - record.updated_at > staleMs;
+}
+
+export function toLock(record: LockRecord, now: number, staleMs: number, token?: string): Lock {
+  const lock: Lock = {
+    id: record.id,
+    scope: record.scope,
+    kind: record.kind,
+    mode: record.mode,
+    agent_id: record.agent_id,
+    parent_agent_id: record.parent_agent_id,
+    intent: record.intent,
+    tree: record.tree,
+    host: record.host,
+    pid: record.pid,
+    started: record.started,
+    created_at: iso(record.created_at),
+    updated_at: iso(record.updated_at),
+    expires_at: record.expires_at === null ? null : iso(record.expires_at),
+    ttl_seconds: record.ttl_seconds,
+    status: record.status,
+    fence: record.fence,
+    frozen_paths: [...record.frozen_paths],
+    notes: record.notes.map((note) => ({ at: iso(note.at), text: note.text })),
+    stale: isStale(record, now, staleMs),
+  };
+  if (token !== undefined) lock.token = token;
+  return lock;
+}
+
+const parsedScopes = new Map<string, Scope>();
+
+/** The parsed scope of a stored record (memoised: hot in conflict checks over many locks). */
+export function recordScope(record: LockRecord): Scope {
+  let scope = parsedScopes.get(record.scope);
+  if (scope === undefined) {
+    scope = scopeFromPattern(record.scope);
+    if (parsedScopes.size > 50_000) parsedScopes.clear();
+    parsedScopes.set(record.scope, scope);
+  }
+  return scope;
+}
+
+/** A stand-in for a record the store could not read: fail closed, held by `<unknown>`. */
+export function unreadableRecord(id: string, seenAt: number): LockRecord {
+  return {
+    id,
+    scope: UNKNOWN_HOLDER,
+    kind: 'path',
+    mode: 'exclusive',
+    agent_id: UNKNOWN_HOLDER,
+    parent_agent_id: null,
+    intent: 'unreadable record: break it with --id once you know nobody holds it',
+    tree: null,
+    host: UNKNOWN_HOLDER,
+    pid: 0,
+    started: '',
+    created_at: seenAt,
+    updated_at: seenAt,
+    expires_at: null,
+    ttl_seconds: null,
+    status: 'active',
+    fence: 0,
+    frozen_paths: [],
+    notes: [],
+    token_hash: '',
+    unreadable: true,
+  };
+}
+
+/** Shape check for records read back from a store: anything else is treated as unreadable. */
+export function isLockRecord(value: unknown): value is LockRecord {
+  if (typeof value !== 'object' || value === null) return false;
+  const r = value as Record<string, unknown>;
+  const str = (k: string) => typeof r[k] === 'string';
+  const strOrNull = (k: string) => r[k] === null || typeof r[k] === 'string';
+  const num = (k: string) => typeof r[k] === 'number' && Number.isFinite(r[k]);
+  const numOrNull = (k: string) => r[k] === null || num(k);
+  return (
+    str('id') &&
+    str('scope') &&
+    (r.kind === 'path' || r.kind === 'resource') &&
+    (r.mode === 'exclusive' || r.mode === 'shared') &&
+    str('agent_id') &&
+    strOrNull('parent_agent_id') &&
+    strOrNull('intent') &&
+    strOrNull('tree') &&
+    str('host') &&
+    num('pid') &&
+    str('started') &&
+    num('created_at') &&
+    num('updated_at') &&
+    numOrNull('expires_at') &&
+    numOrNull('ttl_seconds') &&
+    (r.status === 'active' || r.status === 'orphaned') &&
+    num('fence') &&
+    Array.isArray(r.frozen_paths) &&
+    Array.isArray(r.notes) &&
+    (r.notes as unknown[]).every(
+      (n) =>
+        typeof n === 'object' &&
+        n !== null &&
+        typeof (n as Note).at === 'number' &&
+        typeof (n as Note).text === 'string',
+    ) &&
+    str('token_hash')
+  );
+}

@@ -1,0 +1,165 @@
+import path from 'node:path';
+import picomatch from 'picomatch';
+import { AgentLockError } from './errors.js';
+
+/** A file, folder or glob inside one tree, normalised relative to the tree root. */
+export interface PathScope {
+  readonly kind: 'path';
+  /** Normalised pattern relative to the tree root, e.g. `src/a.ts`, `src/**`, `**`. */
+  readonly pattern: string;
+  readonly glob: boolean;
+  /** Leading segments without a wildcard; `[]` for `**` or a glob starting with one. */
+  readonly fixed: readonly string[];
+}
+
+/** A named resource such as `@merge`; it belongs to the store, not to a tree. */
+export interface ResourceScope {
+  readonly kind: 'resource';
+  /** `@` plus the name. */
+  readonly pattern: string;
+}
+
+export type Scope = PathScope | ResourceScope;
+
+/** What parsing needs to know about the file system; the host supplies it, tests fake it. */
+export interface PathProbe {
+  /** The real path of `absolute`: symlinks resolved for the part that exists, the rest appended. */
+  realpath(absolute: string): string;
+  isDirectory(absolute: string): boolean;
+}
+
+export interface ScopeContext {
+  /** Folder that relative scopes start from (the current folder or `--dir`). */
+  readonly cwd: string;
+  /** Real path of the tree root. */
+  readonly root: string;
+  readonly probe: PathProbe;
+}
+
+const WILDCARD = /[*?[{]/;
+const RESOURCE_NAME = /^[^\s\p{C}]{1,200}$/u;
+const CONTROL = /[\p{Cc}]/u;
+export const MAX_RESOURCE_NAME = 200;
+
+export function isGlob(text: string): boolean {
+  return WILDCARD.test(text);
+}
+
+export function parseScope(input: string, ctx: ScopeContext): Scope {
+  if (input.trim() === '') {
+    throw new AgentLockError('E_SCOPE_EMPTY', 'empty scope: pass ** to claim the whole tree');
+  }
+  if (input.startsWith('@')) return parseResource(input);
+  if (CONTROL.test(input)) {
+    throw new AgentLockError(
+      'E_SCOPE_INVALID',
+      `scope ${JSON.stringify(input)} contains a control character`,
+    );
+  }
+  // A lone `*` means "everything here", like `.`: the contract makes `.`, `*` and `**` equal at the root.
+  const text = input === '*' ? '.' : input;
+  const segments = text.split('/');
+  const firstWild = segments.findIndex((segment) => isGlob(segment));
+  const fixedRaw = firstWild === -1 ? segments : segments.slice(0, firstWild);
+  const rest = firstWild === -1 ? [] : segments.slice(firstWild).filter((s) => s !== '' && s !== '.');
+  if (rest.includes('..')) {
+    throw new AgentLockError('E_SCOPE_INVALID', `scope ${input}: '..' after a wildcard is not allowed`);
+  }
+  const lexical = path.resolve(ctx.cwd, fixedRaw.join('/') || '.');
+  const real = ctx.probe.realpath(lexical);
+  if (real !== ctx.root && !real.startsWith(ctx.root.endsWith('/') ? ctx.root : `${ctx.root}/`)) {
+    throw new AgentLockError('E_SCOPE_OUTSIDE_TREE', `${input} is outside the tree ${ctx.root}`, {
+      hint: 'claim a path inside the tree, or pass --dir',
+    });
+  }
+  const rel = path.relative(ctx.root, real);
+  const fixed = rel === '' ? [] : rel.split(path.sep);
+  if (rest.length > 0) {
+    const pattern = [...fixed, ...rest].join('/');
+    return { kind: 'path', pattern: pattern === '' ? '**' : pattern, glob: true, fixed };
+  }
+  // A plain path: the tree itself and existing folders become globs over everything below them.
+  const folderMeant = rel === '' || text.endsWith('/') || ctx.probe.isDirectory(real);
+  if (folderMeant) {
+    return { kind: 'path', pattern: rel === '' ? '**' : `${rel}/**`, glob: true, fixed };
+  }
+  return { kind: 'path', pattern: rel, glob: false, fixed };
+}
+
+export function parseResource(input: string): ResourceScope {
+  const name = input.slice(1);
+  if (!RESOURCE_NAME.test(name)) {
+    const why =
+      name.length === 0
+        ? 'has no name'
+        : name.length > MAX_RESOURCE_NAME
+          ? `is longer than ${MAX_RESOURCE_NAME} characters`
+          : 'must be printable, without whitespace';
+    throw new AgentLockError('E_RESOURCE_INVALID', `resource ${JSON.stringify(input)} ${why}`, {
+      hint: 'name resources like @merge or @review/pr-123',
+    });
+  }
+  return { kind: 'resource', pattern: input };
+}
+
+/**
+ * Rebuilds a scope from its stored pattern (records keep only the pattern). Stored patterns are
+ * already normalised, so no file system is consulted.
+ */
+export function scopeFromPattern(pattern: string): Scope {
+  if (pattern.startsWith('@')) return { kind: 'resource', pattern };
+  const segments = pattern.split('/');
+  const firstWild = segments.findIndex((segment) => isGlob(segment));
+  if (firstWild === -1) return { kind: 'path', pattern, glob: false, fixed: segments };
+  return { kind: 'path', pattern, glob: true, fixed: segments.slice(0, firstWild) };
+}
+
+// Extglobs and negation are off so that the fixed part really is a literal prefix of every match:
+// `!src/**` or `@(a|b)` would otherwise match paths outside the fixed part and break exclusion.
+const MATCH_OPTIONS: picomatch.PicomatchOptions = { dot: true, noextglob: true, nonegate: true };
+const matchers = new Map<string, (candidate: string) => boolean>();
+
+function matcher(glob: string): (candidate: string) => boolean {
+  let match = matchers.get(glob);
+  if (match === undefined) {
+    match = picomatch(glob, MATCH_OPTIONS);
+    matchers.set(glob, match);
+  }
+  return match;
+}
+
+/** Does `glob` match the plain path `candidate` (both relative to the tree root)? */
+export function globMatches(glob: string, candidate: string): boolean {
+  return matcher(glob)(candidate);
+}
+
+function isPrefix(shorter: readonly string[], longer: readonly string[]): boolean {
+  if (shorter.length > longer.length) return false;
+  for (let i = 0; i < shorter.length; i++) if (shorter[i] !== longer[i]) return false;
+  return true;
+}
+
+/**
+ * May two scopes both match one path (same tree assumed for path scopes)? Glob against glob
+ * compares fixed parts only, so it may over-refuse but never under-refuses: every path a glob
+ * matches starts with its fixed segments, so disjoint fixed parts mean disjoint matches.
+ */
+export function scopesOverlap(a: Scope, b: Scope): boolean {
+  if (a.kind === 'resource' || b.kind === 'resource') return a.pattern === b.pattern;
+  if (a.pattern === b.pattern) return true;
+  if (!a.glob && !b.glob) return false;
+  if (!a.glob) return globMatches(b.pattern, a.pattern);
+  if (!b.glob) return globMatches(a.pattern, b.pattern);
+  return isPrefix(a.fixed, b.fixed) || isPrefix(b.fixed, a.fixed);
+}
+
+/** Does `outer` match every path `inner` can match? Conservative: answers false when unsure. */
+export function scopeCovers(outer: Scope, inner: Scope): boolean {
+  if (outer.pattern === inner.pattern) return outer.kind === inner.kind;
+  if (outer.kind === 'resource' || inner.kind === 'resource') return false;
+  if (!outer.glob) return false;
+  if (!inner.glob) return globMatches(outer.pattern, inner.pattern);
+  // Only `prefix/**` (or `**`) is known to cover another glob: everything below the prefix.
+  const everythingBelow = outer.fixed.length === 0 ? '**' : `${outer.fixed.join('/')}/**`;
+  return outer.pattern === everythingBelow && isPrefix(outer.fixed, inner.fixed);
+}

@@ -1,0 +1,19 @@
+export type { Backend, BackendKind } from './backends/backend.js';
+export { MemoryStore } from './backends/memory/memory-store.js';
+export type { Config } from './core/config.js';
+export type {
+  AcquireStatus,
+  BreakStatus,
+  CheckStatus,
+  ListStatus,
+  NoteStatus,
+  Outcome,
+  ReleaseStatus,
+  RenewStatus,
+  ResumeStatus,
+  StoreEvent,
+} from './core/decide.js';
+export { AgentLockError, type ErrorCode } from './core/errors.js';
+export type { Identity } from './core/identity.js';
+export type { Holder, Lock, Mode } from './core/lock.js';
+export { type AcquireOptions, type Locks, type OpenLocksOptions, openLocks } from './locks.js';

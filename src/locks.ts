@@ -1,0 +1,264 @@
+/**
+ * The library: `openLocks()` binds an identity, a tree and a store, and answers every verb of the
+ * contract with a typed outcome. Contention is an outcome; exceptions are misuse or broken stores.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import path from 'node:path';
+import type { Backend, BackendKind } from './backends/backend.js';
+import { MemoryStore } from './backends/memory/memory-store.js';
+import { openBackend } from './backends/open-backend.js';
+import { readConfig, type Config } from './core/config.js';
+import {
+  type AcquireStatus,
+  type BreakStatus,
+  type Caller,
+  type CheckStatus,
+  type Decided,
+  type DecisionContext,
+  type ListStatus,
+  type NoteStatus,
+  type Outcome,
+  type ReleaseStatus,
+  type RenewStatus,
+  type ResumeStatus,
+  type StoreEvent,
+  type StoreState,
+  type Target,
+  decideAcquire,
+  decideBreak,
+  decideCheck,
+  decideList,
+  decideNote,
+  decideRelease,
+  decideRenew,
+  decideResume,
+} from './core/decide.js';
+import { AgentLockError } from './core/errors.js';
+import { type Identity, resolveIdentity } from './core/identity.js';
+import type { Holder, Mode } from './core/lock.js';
+import { parseScope } from './core/scope.js';
+import { ancestorChain, hostName, processAlive } from './host/process.js';
+import { findTree, fsProbe, storeDirFor } from './host/tree.js';
+
+export interface OpenLocksOptions {
+  /** The folder relative scopes start from; its git worktree is the tree. Default: the current folder. */
+  dir?: string;
+  /** Where the file store lives. Default: AGENT_LOCK_DIR, else `<git common dir>/agent-locks`, else ~/.agent-locks/. */
+  storeDir?: string;
+  /** `file` (default), `memory`, or a backend instance (e.g. `new MemoryStore().connect()`). */
+  backend?: BackendKind | Backend;
+  /** Who is asking. Default: from the environment and the process tree (this process holds). */
+  identity?: Identity | { agentId: string; parentAgentId?: string | null; holder?: Holder };
+  /** Epoch milliseconds; injectable for tests. */
+  clock?: () => number;
+  /** Environment to read settings from. Default: process.env. */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+export interface AcquireOptions {
+  intent?: string;
+  /** Lease in seconds; default AGENT_LOCK_TTL_SECONDS, else none. */
+  ttl?: number;
+  shared?: boolean;
+}
+
+export interface Locks {
+  readonly agent: { readonly id: string; readonly parentId: string | null };
+  readonly identity: Identity;
+  /** Real path of the tree root and the tree key path scopes are compared under. */
+  readonly tree: { readonly root: string; readonly key: string };
+  readonly backend: Backend;
+  readonly config: Config;
+  acquire(scopes: string | readonly string[], options?: AcquireOptions): Promise<Outcome<AcquireStatus>>;
+  release(
+    scopes: string | readonly string[] | { all: true },
+    options?: { token?: string },
+  ): Promise<Outcome<ReleaseStatus>>;
+  renew(
+    scopes: string | readonly string[],
+    options?: { ttl?: number; token?: string },
+  ): Promise<Outcome<RenewStatus>>;
+  check(scopes: string | readonly string[], options?: { shared?: boolean }): Promise<Outcome<CheckStatus>>;
+  list(): Promise<Outcome<ListStatus>>;
+  mine(): Promise<Outcome<ListStatus>>;
+  note(scope: string, text: string, options?: { token?: string }): Promise<Outcome<NoteStatus>>;
+  resume(scope: string): Promise<Outcome<ResumeStatus>>;
+  breakLock(
+    scopes: string | readonly string[],
+    options?: { reason?: string; ids?: readonly string[] },
+  ): Promise<Outcome<BreakStatus>>;
+  events(limit?: number): Promise<StoreEvent[]>;
+  close(): Promise<void>;
+}
+
+const MAX_INTENT = 500;
+const MAX_NOTE = 2000;
+
+function text(value: string | undefined, what: string, max: number, required: boolean): string | null {
+  if (value === undefined) return null;
+  const trimmed = value.trim();
+  if (trimmed === '') {
+    if (required) throw new AgentLockError('E_USAGE', `${what} is empty`);
+    return null;
+  }
+  if (trimmed.length > max) throw new AgentLockError('E_USAGE', `${what} is longer than ${max} characters`);
+  if (/[\p{Cc}]/u.test(trimmed.replace(/\n/g, ' '))) {
+    throw new AgentLockError('E_USAGE', `${what} contains a control character`);
+  }
+  return trimmed;
+}
+
+function checkedTtl(ttl: number | undefined, fallback: number | null): number | null {
+  if (ttl === undefined) return fallback;
+  if (!Number.isInteger(ttl) || ttl < 1 || ttl > 365 * 24 * 3600) {
+    throw new AgentLockError('E_TTL_INVALID', `ttl must be whole seconds from 1 to 31536000 (got ${ttl})`);
+  }
+  return ttl;
+}
+
+function completeIdentity(
+  option: OpenLocksOptions['identity'],
+  env: Readonly<Record<string, string | undefined>>,
+): Identity {
+  if (option === undefined) return resolveIdentity(env, ancestorChain(process.pid), hostName());
+  if ('idSource' in option) return option;
+  const own = resolveIdentity({}, ancestorChain(process.pid), hostName());
+  return {
+    agentId: option.agentId,
+    parentAgentId: option.parentAgentId ?? null,
+    idSource: 'option',
+    parentSource: option.parentAgentId ? 'option' : 'none',
+    holder: option.holder ?? own.holder,
+    holderName: own.holderName,
+    warnings: [],
+  };
+}
+
+export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> {
+  const env = options.env ?? process.env;
+  const config = readConfig(env);
+  const clock = options.clock ?? Date.now;
+  const identity = completeIdentity(options.identity, env);
+  const cwd = path.resolve(options.dir ?? process.cwd());
+  const treeInfo = findTree(cwd);
+  const treeKey = config.tree ?? treeInfo.root;
+
+  let backend: Backend;
+  if (typeof options.backend === 'object') backend = options.backend;
+  else if (options.backend === 'memory') backend = new MemoryStore().connect();
+  else {
+    backend = await openBackend({
+      storeDir: path.resolve(options.storeDir ?? storeDirFor(treeInfo, env)),
+      requested: (options.backend as Exclude<BackendKind, 'memory'> | undefined) ?? config.backend,
+      holder: identity.holder,
+      mutexTimeoutMs: config.mutexTimeoutMs,
+      processAlive,
+      now: clock,
+    });
+  }
+
+  const caller: Caller = {
+    agentId: identity.agentId,
+    parentAgentId: identity.parentAgentId,
+    holder: identity.holder,
+  };
+  const scopeCtx = { cwd, root: treeInfo.root, probe: fsProbe };
+  const targets = (scopes: string | readonly string[]): Target[] => {
+    const list = typeof scopes === 'string' ? [scopes] : scopes;
+    if (list.length === 0)
+      throw new AgentLockError('E_USAGE', 'no scope given', { hint: 'name a path, a glob or an @resource' });
+    return list.map((input) => {
+      const scope = parseScope(input, scopeCtx);
+      return { scope, tree: scope.kind === 'resource' ? null : treeKey };
+    });
+  };
+  const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
+  const context = (): DecisionContext => ({
+    now: clock(),
+    caller,
+    staleMs: config.staleMs,
+    processAlive,
+    hashToken,
+    newLock: () => {
+      const token = randomBytes(24).toString('base64url');
+      return { id: `lk_${randomBytes(8).toString('hex')}`, token, tokenHash: hashToken(token) };
+    },
+  });
+  const run = <T>(decide: (state: StoreState, ctx: DecisionContext) => Decided<T>): Promise<T> =>
+    backend.transact((state) => decide(state, context()));
+  const mode = (shared: boolean | undefined): Mode => (shared ? 'shared' : 'exclusive');
+
+  return {
+    agent: { id: identity.agentId, parentId: identity.parentAgentId },
+    identity,
+    tree: { root: treeInfo.root, key: treeKey },
+    backend,
+    config,
+    acquire(scopes, opts = {}) {
+      const req = {
+        targets: targets(scopes),
+        mode: mode(opts.shared),
+        intent: text(opts.intent, 'intent', MAX_INTENT, false),
+        ttlSeconds: checkedTtl(opts.ttl, config.defaultTtlSeconds),
+      };
+      return run((state, ctx) => decideAcquire(state, ctx, req));
+    },
+    release(scopes, opts = {}) {
+      const req = {
+        targets:
+          typeof scopes === 'object' && 'all' in scopes ? ('all' as const) : targets(scopes as string[]),
+        token: opts.token ?? null,
+      };
+      return run((state, ctx) => decideRelease(state, ctx, req));
+    },
+    renew(scopes, opts = {}) {
+      const req = {
+        targets: targets(scopes),
+        ttlSeconds: checkedTtl(opts.ttl, null),
+        token: opts.token ?? null,
+      };
+      return run((state, ctx) => decideRenew(state, ctx, req));
+    },
+    check(scopes, opts = {}) {
+      const req = { targets: targets(scopes), mode: mode(opts.shared) };
+      return run((state, ctx) => decideCheck(state, ctx, req));
+    },
+    list() {
+      return run((state, ctx) => decideList(state, ctx, { mineOnly: false }));
+    },
+    mine() {
+      return run((state, ctx) => decideList(state, ctx, { mineOnly: true }));
+    },
+    note(scope, noteText, opts = {}) {
+      const [target] = targets(scope);
+      const req = {
+        target: target!,
+        text: text(noteText, 'note', MAX_NOTE, true)!,
+        token: opts.token ?? null,
+      };
+      return run((state, ctx) => decideNote(state, ctx, req));
+    },
+    resume(scope) {
+      const [target] = targets(scope);
+      return run((state, ctx) => decideResume(state, ctx, { target: target! }));
+    },
+    breakLock(scopes, opts = {}) {
+      const list = typeof scopes === 'string' ? [scopes] : scopes;
+      const ids = opts.ids ?? [];
+      if (list.length === 0 && ids.length === 0)
+        throw new AgentLockError('E_USAGE', 'nothing to break: name a scope or --id');
+      const req = {
+        targets: list.length > 0 ? targets(list) : [],
+        ids,
+        reason: text(opts.reason, 'reason', MAX_INTENT, false),
+      };
+      return run((state, ctx) => decideBreak(state, ctx, req));
+    },
+    events(limit = 50) {
+      return backend.events(limit);
+    },
+    close() {
+      return backend.close();
+    },
+  };
+}
