@@ -192,18 +192,24 @@ class Decision {
    * may take it and a later one renew it with the token; a lock without one lives by its holder.
    */
   reap(): void {
-    const now = this.ctx.now;
-    for (const record of [...this.live()]) {
+    const { now, caller } = this.ctx;
+    const mine = caller.holder;
+    const doomed: LockRecord[] = [];
+    // First step of a decision: nothing is written yet, so the snapshot itself is the live set.
+    for (const record of this.state.locks.values()) {
       if (record.unreadable || record.status === 'orphaned') continue;
-      const expired = record.expires_at !== null && record.expires_at <= now;
-      const gone = record.expires_at === null && this.holderGone(record);
-      if (!expired && !gone) continue;
-      if (expired) this.bury(record);
-      if (record.notes.length > 0) {
-        this.put({ ...record, status: 'orphaned', expires_at: null });
-      } else {
-        this.remove(record);
+      if (record.expires_at === null) {
+        // The caller's own process is alive by definition: the common case costs no lookup.
+        if (record.pid === mine.pid && record.started === mine.started && record.host === mine.host) continue;
+        if (this.holderGone(record)) doomed.push(record);
+      } else if (record.expires_at <= now) {
+        this.bury(record);
+        doomed.push(record);
       }
+    }
+    for (const record of doomed) {
+      if (record.notes.length > 0) this.put({ ...record, status: 'orphaned', expires_at: null });
+      else this.remove(record);
     }
   }
 }
@@ -302,6 +308,47 @@ function outcome<S extends string>(status: S, locks: Lock[] = [], conflicts: Loc
   return { status, locks, conflicts };
 }
 
+interface Scan {
+  parentHeld: LockRecord[];
+  conflicts: LockRecord[];
+  covering: (LockRecord | undefined)[];
+  orphans: LockRecord[];
+}
+
+/** One pass over the live locks answers every question acquire asks (hot with many locks held). */
+function scan(d: Decision, targets: readonly Target[], mode: Mode): Scan {
+  const { caller } = d.ctx;
+  const result: Scan = { parentHeld: [], conflicts: [], covering: targets.map(() => undefined), orphans: [] };
+  for (const record of d.live()) {
+    let overlapsAny = false;
+    for (let i = 0; i < targets.length; i++) {
+      const target = targets[i]!;
+      if (!record.unreadable && !sameSpace(record, target)) continue;
+      if (!overlaps(record, target)) continue;
+      overlapsAny = true;
+      if (record.unreadable) continue;
+      const exact = record.scope === target.scope.pattern;
+      if (record.status === 'orphaned') {
+        if (exact && !result.orphans.includes(record)) result.orphans.push(record);
+        continue;
+      }
+      if (exact && caller.parentAgentId !== null && record.agent_id === caller.parentAgentId) {
+        if (!result.parentHeld.includes(record)) result.parentHeld.push(record);
+      }
+      if (
+        result.covering[i] === undefined &&
+        record.agent_id === caller.agentId &&
+        !(mode === 'exclusive' && record.mode === 'shared') &&
+        scopeCovers(recordScope(record), target.scope)
+      ) {
+        result.covering[i] = record;
+      }
+    }
+    if (overlapsAny && blocks(record, caller) && modesConflict(record, mode)) result.conflicts.push(record);
+  }
+  return result;
+}
+
 export function decideAcquire(
   state: StoreState,
   ctx: DecisionContext,
@@ -309,38 +356,27 @@ export function decideAcquire(
 ): Decided<Outcome<AcquireStatus>> {
   const d = new Decision(state, ctx);
   d.reap();
-  const { caller } = ctx;
-  if (caller.parentAgentId !== null) {
-    const parentHeld = [...d.live()].filter(
-      (r) =>
-        r.status === 'active' &&
-        r.agent_id === caller.parentAgentId &&
-        req.targets.some((target) => sameScope(r, target)),
+  const found = scan(d, req.targets, req.mode);
+  if (found.parentHeld.length > 0) {
+    return d.done(
+      outcome(
+        'parent_scope',
+        [],
+        found.parentHeld.map((r) => d.view(r)),
+      ),
     );
-    if (parentHeld.length > 0) {
-      return d.done(
-        outcome(
-          'parent_scope',
-          [],
-          parentHeld.map((r) => d.view(r)),
-        ),
-      );
-    }
   }
-  const conflicts = conflictsFor(d, req.targets, req.mode);
-  if (conflicts.length > 0)
+  if (found.conflicts.length > 0)
     return d.done(
       outcome(
         'held',
         [],
-        conflicts.map((r) => d.view(r)),
+        found.conflicts.map((r) => d.view(r)),
       ),
     );
-
-  const covering = req.targets.map((target) => ownCovering(d, target, req.mode));
-  if (covering.every((record) => record !== undefined)) {
+  if (found.covering.every((record) => record !== undefined)) {
     const touched = new Map<string, LockRecord>();
-    for (const record of covering) {
+    for (const record of found.covering) {
       if (record && !touched.has(record.id)) touched.set(record.id, { ...record, updated_at: ctx.now });
     }
     for (const record of touched.values()) d.put(record);
@@ -351,10 +387,8 @@ export function decideAcquire(
       ),
     );
   }
-  const wanted = req.targets.filter((_, i) => covering[i] === undefined);
-  const orphans = [...d.live()].filter(
-    (r) => r.status === 'orphaned' && wanted.some((target) => sameScope(r, target)),
-  );
+  const wanted = req.targets.filter((_, i) => found.covering[i] === undefined);
+  const orphans = found.orphans.filter((r) => wanted.some((target) => sameScope(r, target)));
   if (orphans.length > 0)
     return d.done(
       outcome(
@@ -363,7 +397,6 @@ export function decideAcquire(
         orphans.map((r) => d.view(r)),
       ),
     );
-
   const granted = wanted.map((target) => grant(d, target, req.mode, req.intent, req.ttlSeconds));
   return d.done(
     outcome(
