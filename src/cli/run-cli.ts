@@ -519,7 +519,22 @@ async function init(cli: Cli): Promise<Answer> {
   );
 }
 
-function buildProgram(cli: Cli, setAnswer: (a: Answer) => void): Command {
+/** The command word of argv (skipping global flags and their values), if it names a command. */
+function commandWord(argv: readonly string[]): string | null {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--dir' || arg === '--backend') {
+      i++;
+      continue;
+    }
+    if (arg.startsWith('-')) continue;
+    const spec = COMMANDS.find((c) => c.name === arg || c.aliases?.includes(arg));
+    return spec ? spec.name : null;
+  }
+  return null;
+}
+
+function buildProgram(cli: Cli, setAnswer: (a: Answer) => void, only: string | null): Command {
   const program = new Command(cli.name);
   program
     .description('advisory locks and leases for AI coding agents sharing a checkout or a fleet of machines')
@@ -530,8 +545,11 @@ function buildProgram(cli: Cli, setAnswer: (a: Answer) => void): Command {
   for (const flag of GLOBAL_FLAGS) program.option(flag.flags, flag.description);
 
   const spec = (name: string) => COMMANDS.find((c) => c.name === name)!;
+  // Building every subcommand costs milliseconds of cold start; a call that names one needs only it.
+  const wanted = (name: string) => only === null || only === name;
   const sub = (name: string) => {
     const s = spec(name);
+    if (!wanted(name)) return new Command(name);
     const command = program.command(`${name}${s.args ? ` ${s.args}` : ''}`).description(s.summary);
     for (const alias of s.aliases ?? []) command.alias(alias);
     for (const flag of s.flags) {
@@ -626,9 +644,14 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   const cli = new Cli(io, () => (program?.opts() ?? {}) as GlobalOptions);
   let answer: Answer | null = null;
   let helpText = '';
-  program = buildProgram(cli, (a) => {
-    answer = a;
-  });
+  const asksHelp = argv.includes('-h') || argv.includes('--help');
+  program = buildProgram(
+    cli,
+    (a) => {
+      answer = a;
+    },
+    asksHelp ? null : commandWord(argv),
+  );
   program.exitOverride();
   program.configureOutput({
     writeOut: (text) => {

@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import picomatch from 'picomatch';
+import type picomatchType from 'picomatch';
 import { AgentLockError } from './errors.js';
 
 /** A file, folder or glob inside one tree, normalised relative to the tree root. */
@@ -116,12 +117,16 @@ export function scopeFromPattern(pattern: string): Scope {
 
 // Extglobs and negation are off so that the fixed part really is a literal prefix of every match:
 // `!src/**` or `@(a|b)` would otherwise match paths outside the fixed part and break exclusion.
-const MATCH_OPTIONS: picomatch.PicomatchOptions = { dot: true, noextglob: true, nonegate: true };
+const MATCH_OPTIONS: picomatchType.PicomatchOptions = { dot: true, noextglob: true, nonegate: true };
 const matchers = new Map<string, (candidate: string) => boolean>();
+// Loaded on the first glob match, not at start-up: most CLI calls never match a glob, and loading
+// picomatch is a tenth of the CLI's cold start.
+let picomatch: typeof picomatchType | undefined;
 
 function matcher(glob: string): (candidate: string) => boolean {
   let match = matchers.get(glob);
   if (match === undefined) {
+    picomatch ??= createRequire(import.meta.url)('picomatch') as typeof picomatchType;
     match = picomatch(glob, MATCH_OPTIONS);
     matchers.set(glob, match);
   }

@@ -2,11 +2,17 @@
  * Process facts from the operating system: the ancestor chain, start times and liveness.
  * Linux reads /proc (no child process, so the CLI starts fast); elsewhere `ps` answers.
  */
-import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { ProcessFacts } from '../core/identity.js';
+import { isPassThrough, type ProcessFacts } from '../core/identity.js';
+
+// `ps` is only needed off Linux: loading child_process lazily keeps it out of the CLI's start-up.
+function execFileSync(file: string, args: string[], options: { encoding: 'utf8' }): string {
+  const cp = createRequire(import.meta.url)('node:child_process') as typeof import('node:child_process');
+  return cp.execFileSync(file, args, options);
+}
 
 const INTERPRETERS = new Set(['node', 'nodejs', 'bun', 'deno', 'python', 'python3', 'ruby', 'perl']);
 const onLinux = process.platform === 'linux';
@@ -102,7 +108,10 @@ function psTable(): Map<number, PsRow> {
   return rows;
 }
 
-/** The chain of processes from `pid` upward (at most 32), for choosing the holder. */
+/**
+ * The chain of processes from `pid` upward, up to and including the first that is neither a shell
+ * nor a launcher (the holder): the walk stops there, since nothing above it is ever used.
+ */
 export function ancestorChain(pid: number): ProcessFacts[] {
   const chain: ProcessFacts[] = [];
   if (onLinux) {
@@ -111,6 +120,7 @@ export function ancestorChain(pid: number): ProcessFacts[] {
       const facts = linuxFacts(current);
       if (facts === null) break;
       chain.push({ pid: facts.pid, started: facts.started, name: facts.name, user: facts.user });
+      if (!isPassThrough(facts.name)) break;
       current = facts.ppid;
     }
     return chain;
@@ -121,6 +131,7 @@ export function ancestorChain(pid: number): ProcessFacts[] {
     const row = table.get(current);
     if (row === undefined) break;
     chain.push({ pid: row.pid, started: row.started, name: row.name, user: row.user });
+    if (!isPassThrough(row.name)) break;
     current = row.ppid;
   }
   return chain;
