@@ -110,11 +110,12 @@ const parsedScopes = new Map<string, Scope>();
 
 /** The parsed scope of a stored record (memoised: hot in conflict checks over many locks). */
 export function recordScope(record: LockRecord): Scope {
-  let scope = parsedScopes.get(record.scope);
+  const key = `${record.kind}:${record.scope}`;
+  let scope = parsedScopes.get(key);
   if (scope === undefined) {
-    scope = scopeFromPattern(record.scope);
+    scope = scopeFromPattern(record.scope, record.kind);
     if (parsedScopes.size > 50_000) parsedScopes.clear();
-    parsedScopes.set(record.scope, scope);
+    parsedScopes.set(key, scope);
   }
   return scope;
 }

@@ -63,7 +63,8 @@ export function parseScope(input: string, ctx: ScopeContext): Scope {
   const firstWild = segments.findIndex((segment) => isGlob(segment));
   const fixedRaw = firstWild === -1 ? segments : segments.slice(0, firstWild);
   const rest = firstWild === -1 ? [] : segments.slice(firstWild).filter((s) => s !== '' && s !== '.');
-  if (rest.includes('..')) {
+  // `..` after a wildcard, also as a brace alternative (`{..,x}`), could climb out of the fixed part.
+  if (rest.some((segment) => segment === '..' || /(^|[{,])\.\.([,}]|$)/.test(segment))) {
     throw new AgentLockError('E_SCOPE_INVALID', `scope ${input}: '..' after a wildcard is not allowed`);
   }
   const lexical = path.resolve(ctx.cwd, fixedRaw.join('/') || '.');
@@ -107,8 +108,9 @@ export function parseResource(input: string): ResourceScope {
  * Rebuilds a scope from its stored pattern (records keep only the pattern). Stored patterns are
  * already normalised, so no file system is consulted.
  */
-export function scopeFromPattern(pattern: string): Scope {
-  if (pattern.startsWith('@')) return { kind: 'resource', pattern };
+export function scopeFromPattern(pattern: string, kind: Scope['kind']): Scope {
+  // The kind comes from the record, never from the text: `./@merge` is a path named `@merge`.
+  if (kind === 'resource') return { kind: 'resource', pattern };
   const segments = pattern.split('/');
   const firstWild = segments.findIndex((segment) => isGlob(segment));
   if (firstWild === -1) return { kind: 'path', pattern, glob: false, fixed: segments };
@@ -150,6 +152,7 @@ function isPrefix(shorter: readonly string[], longer: readonly string[]): boolea
  * matches starts with its fixed segments, so disjoint fixed parts mean disjoint matches.
  */
 export function scopesOverlap(a: Scope, b: Scope): boolean {
+  if (a.kind !== b.kind) return false;
   if (a.kind === 'resource' || b.kind === 'resource') return a.pattern === b.pattern;
   if (a.pattern === b.pattern) return true;
   if (!a.glob && !b.glob) return false;

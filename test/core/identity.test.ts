@@ -1,0 +1,340 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { readConfig } from '../../src/core/config.js';
+import { AgentLockError } from '../../src/core/errors.js';
+import {
+  fingerprint,
+  holderProcess,
+  isPassThrough,
+  type ProcessFacts,
+  resolveIdentity,
+} from '../../src/core/identity.js';
+
+const HOST = 'devbox';
+
+function proc(name: string, pid: number): ProcessFacts {
+  return { pid, started: `boot:${pid * 10}`, name, user: '1000' };
+}
+
+/** The process chain from the caller upward: a shell, a launcher, then the agent itself. */
+const AGENT = proc('claude', 300);
+const CHAIN: ProcessFacts[] = [proc('bash', 100), proc('npx', 200), AGENT, proc('systemd', 1)];
+
+function expectedFingerprint(p: ProcessFacts, host = HOST): string {
+  const hex = createHash('sha256').update(`${p.pid}|${p.started}|${p.user}|${host}`).digest('hex');
+  return `${p.name}-${hex.slice(0, 8)}`;
+}
+
+describe('resolveIdentity: agent id precedence', () => {
+  const all = {
+    AGENT_ID: 'builder',
+    CLAUDE_CODE_SESSION_ID: '0123456789abcdef',
+    CLAUDE_SESSION_ID: 'fedcba9876543210',
+    CODEX_THREAD_ID: 'aaaabbbbccccdddd',
+  };
+
+  it('AGENT_ID wins over every session variable', () => {
+    const id = resolveIdentity(all, CHAIN, HOST);
+    expect(id.agentId).toBe('builder');
+    expect(id.idSource).toBe('AGENT_ID');
+  });
+
+  it('CLAUDE_CODE_SESSION_ID comes next, as claude-<first 8>', () => {
+    const { AGENT_ID: _, ...env } = all;
+    const id = resolveIdentity(env, CHAIN, HOST);
+    expect(id.agentId).toBe('claude-01234567');
+    expect(id.idSource).toBe('CLAUDE_CODE_SESSION_ID');
+  });
+
+  it('CLAUDE_SESSION_ID comes after CLAUDE_CODE_SESSION_ID, as claude-<first 8>', () => {
+    const id = resolveIdentity(
+      { CLAUDE_SESSION_ID: all.CLAUDE_SESSION_ID, CODEX_THREAD_ID: all.CODEX_THREAD_ID },
+      CHAIN,
+      HOST,
+    );
+    expect(id.agentId).toBe('claude-fedcba98');
+    expect(id.idSource).toBe('CLAUDE_SESSION_ID');
+  });
+
+  it('CODEX_THREAD_ID comes after the Claude variables, as codex-<first 8>', () => {
+    const id = resolveIdentity({ CODEX_THREAD_ID: all.CODEX_THREAD_ID }, CHAIN, HOST);
+    expect(id.agentId).toBe('codex-aaaabbbb');
+    expect(id.idSource).toBe('CODEX_THREAD_ID');
+  });
+
+  it('without any variable the id is a fingerprint of the holder process', () => {
+    const id = resolveIdentity({}, CHAIN, HOST);
+    expect(id.agentId).toBe(expectedFingerprint(AGENT));
+    expect(id.idSource).toBe('process');
+  });
+
+  it('empty or blank variables count as unset', () => {
+    const id = resolveIdentity(
+      { AGENT_ID: '  ', CLAUDE_CODE_SESSION_ID: '', CLAUDE_SESSION_ID: ' ', CODEX_THREAD_ID: 'abcdefghij' },
+      CHAIN,
+      HOST,
+    );
+    expect(id.agentId).toBe('codex-abcdefgh');
+  });
+
+  it('a session id shorter than 8 characters is kept whole', () => {
+    expect(resolveIdentity({ CLAUDE_CODE_SESSION_ID: 'abc' }, CHAIN, HOST).agentId).toBe('claude-abc');
+  });
+
+  it.each(['has space', 'tab\there', `${'x'.repeat(201)}`, 'bell\u0007'])(
+    'refuses the AGENT_ID %j with E_ENV_INVALID naming the variable',
+    (value) => {
+      const error = captureError(() => resolveIdentity({ AGENT_ID: value }, CHAIN, HOST));
+      expect(error.code).toBe('E_ENV_INVALID');
+      expect(error.message).toContain('AGENT_ID');
+    },
+  );
+});
+
+describe('resolveIdentity: parent id', () => {
+  it('AGENT_PARENT_ID names the parent', () => {
+    const id = resolveIdentity({ AGENT_ID: 'child', AGENT_PARENT_ID: 'boss' }, CHAIN, HOST);
+    expect(id.parentAgentId).toBe('boss');
+    expect(id.parentSource).toBe('AGENT_PARENT_ID');
+  });
+
+  it('AGENT_PARENT_ID wins over the id the process would have had', () => {
+    const id = resolveIdentity(
+      { AGENT_ID: 'child', AGENT_PARENT_ID: 'boss', CLAUDE_CODE_SESSION_ID: '0123456789' },
+      CHAIN,
+      HOST,
+    );
+    expect(id.parentAgentId).toBe('boss');
+  });
+
+  it('with AGENT_ID set, the parent is the session id the process would have had', () => {
+    const id = resolveIdentity({ AGENT_ID: 'child', CLAUDE_CODE_SESSION_ID: '0123456789' }, CHAIN, HOST);
+    expect(id.agentId).toBe('child');
+    expect(id.parentAgentId).toBe('claude-01234567');
+    expect(id.parentSource).toBe('without AGENT_ID');
+  });
+
+  it('with AGENT_ID set and no session, the parent is the process fingerprint', () => {
+    const id = resolveIdentity({ AGENT_ID: 'child' }, CHAIN, HOST);
+    expect(id.parentAgentId).toBe(expectedFingerprint(AGENT));
+    expect(id.parentSource).toBe('without AGENT_ID');
+  });
+
+  it('without AGENT_ID there is no parent', () => {
+    expect(resolveIdentity({ CLAUDE_CODE_SESSION_ID: '0123456789' }, CHAIN, HOST).parentAgentId).toBeNull();
+    expect(resolveIdentity({}, CHAIN, HOST).parentAgentId).toBeNull();
+  });
+
+  it('a parent equal to the agent id is dropped, with a warning', () => {
+    const id = resolveIdentity({ AGENT_ID: 'same', AGENT_PARENT_ID: 'same' }, CHAIN, HOST);
+    expect(id.parentAgentId).toBeNull();
+    expect(id.warnings.join(' ')).toContain('same');
+  });
+
+  it('refuses an AGENT_PARENT_ID with whitespace, naming the variable', () => {
+    const error = captureError(() => resolveIdentity({ AGENT_ID: 'c', AGENT_PARENT_ID: 'a b' }, CHAIN, HOST));
+    expect(error.code).toBe('E_ENV_INVALID');
+    expect(error.message).toContain('AGENT_PARENT_ID');
+  });
+});
+
+describe('resolveIdentity: warnings', () => {
+  it('warns that sub-agents of one session would share its id', () => {
+    const id = resolveIdentity({ CLAUDE_CODE_SESSION_ID: '0123456789' }, CHAIN, HOST);
+    expect(id.warnings).toHaveLength(1);
+    expect(id.warnings[0]).toContain('claude-01234567');
+    expect(id.warnings[0]).toContain('AGENT_ID');
+  });
+
+  it.each(['CLAUDE_SESSION_ID', 'CODEX_THREAD_ID'])('warns for a %s session too', (variable) => {
+    const id = resolveIdentity({ [variable]: '0123456789' }, CHAIN, HOST);
+    expect(id.warnings.some((w) => w.includes('AGENT_ID'))).toBe(true);
+  });
+
+  it('does not warn once AGENT_ID tells the sub-agents apart', () => {
+    const id = resolveIdentity({ AGENT_ID: 'sub-1', CLAUDE_CODE_SESSION_ID: '0123456789' }, CHAIN, HOST);
+    expect(id.warnings).toEqual([]);
+  });
+
+  it('does not warn for a process fingerprint (each process has its own)', () => {
+    expect(resolveIdentity({}, CHAIN, HOST).warnings).toEqual([]);
+  });
+});
+
+describe('the holder process', () => {
+  it.each([
+    'sh',
+    'bash',
+    '-bash',
+    'zsh',
+    'fish',
+    'dash',
+    'npx',
+    'npm',
+    'pnpm',
+    'yarn',
+    'bunx',
+    'env',
+    'timeout',
+    'nice',
+    'sudo',
+  ])('skips %s', (name) => {
+    expect(isPassThrough(name)).toBe(true);
+  });
+
+  it.each(['node', 'script', 'claude', 'codex', 'python3', 'vim'])('keeps %s as a holder', (name) => {
+    expect(isPassThrough(name)).toBe(false);
+  });
+
+  it('picks the first process that is neither a shell nor a launcher', () => {
+    const chain = [
+      proc('sh', 10),
+      proc('timeout', 11),
+      proc('nice', 12),
+      proc('env', 13),
+      proc('sudo', 14),
+      proc('npm', 15),
+      proc('bash', 16),
+      proc('worker', 17),
+      proc('claude', 18),
+    ];
+    expect(holderProcess(chain)).toEqual(proc('worker', 17));
+    const id = resolveIdentity({}, chain, HOST);
+    expect(id.holder).toEqual({ host: HOST, pid: 17, started: 'boot:170' });
+    expect(id.holderName).toBe('worker');
+  });
+
+  it('a plain script run by node is a holder, not a launcher', () => {
+    const chain = [proc('bash', 10), proc('script', 11), proc('bash', 12)];
+    expect(resolveIdentity({}, chain, HOST).holder.pid).toBe(11);
+  });
+
+  it('the first process holds when it is not a shell', () => {
+    expect(resolveIdentity({}, CHAIN.slice(2), HOST).holder.pid).toBe(300);
+  });
+
+  it('falls back to the last process when every one is a shell or launcher', () => {
+    expect(holderProcess([proc('bash', 10), proc('npx', 11)]).pid).toBe(11);
+  });
+
+  it('keeps the holder the same whichever variable names the agent', () => {
+    const ids = [{}, { AGENT_ID: 'x' }, { CLAUDE_CODE_SESSION_ID: '0123456789' }].map(
+      (env) => resolveIdentity(env, CHAIN, HOST).holder,
+    );
+    expect(ids[1]).toEqual(ids[0]);
+    expect(ids[2]).toEqual(ids[0]);
+  });
+});
+
+describe('fingerprint', () => {
+  it('is <command name>-<8 hex of sha256(pid|start time|user|host)>', () => {
+    const p = proc('claude', 4242);
+    expect(fingerprint(p, HOST)).toBe(expectedFingerprint(p));
+    expect(fingerprint(p, HOST)).toMatch(/^claude-[0-9a-f]{8}$/);
+  });
+
+  it('differs when the pid, start time, user or host differ', () => {
+    const p = proc('claude', 4242);
+    const prints = new Set([
+      fingerprint(p, HOST),
+      fingerprint({ ...p, pid: 4243 }, HOST),
+      fingerprint({ ...p, started: 'boot:1' }, HOST),
+      fingerprint({ ...p, user: '0' }, HOST),
+      fingerprint(p, 'otherbox'),
+    ]);
+    expect(prints.size).toBe(5);
+  });
+
+  it('is stable for the same process', () => {
+    expect(fingerprint(proc('claude', 7), HOST)).toBe(fingerprint(proc('claude', 7), HOST));
+  });
+
+  it('keeps a command name with odd characters usable as an id', () => {
+    const id = fingerprint(proc('my agent (v2)', 7), HOST);
+    expect(id).toMatch(/^[A-Za-z0-9._-]+-[0-9a-f]{8}$/);
+  });
+});
+
+function captureError(fn: () => unknown): AgentLockError {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(AgentLockError);
+    return error as AgentLockError;
+  }
+  throw new Error('expected an AgentLockError');
+}
+
+describe('readConfig', () => {
+  it('has the documented defaults', () => {
+    const config = readConfig({});
+    expect(config.staleMs).toBe(120 * 60_000);
+    expect(config.defaultTtlSeconds).toBeNull();
+    expect(config.mutexTimeoutMs).toBe(15_000);
+    expect(config.backend).toBeNull();
+    expect(config.tree).toBeNull();
+    expect(config.redisUrl).toBeNull();
+  });
+
+  it('reads good values', () => {
+    const config = readConfig({
+      AGENT_LOCK_STALE_MINUTES: '5',
+      AGENT_LOCK_TTL_SECONDS: '30',
+      AGENT_LOCK_MUTEX_TIMEOUT: '2',
+      AGENT_LOCK_BACKEND: 'file',
+      AGENT_LOCK_TREE: 'shared-clone',
+      AGENT_LOCK_REDIS_URL: 'redis://localhost:6379/1',
+    });
+    expect(config.staleMs).toBe(5 * 60_000);
+    expect(config.defaultTtlSeconds).toBe(30);
+    expect(config.mutexTimeoutMs).toBe(2000);
+    expect(config.backend).toBe('file');
+    expect(config.tree).toBe('shared-clone');
+    expect(config.redisUrl).toBe('redis://localhost:6379/1');
+  });
+
+  it('AGENT_LOCK_TTL_SECONDS=0 means no default lease', () => {
+    expect(readConfig({ AGENT_LOCK_TTL_SECONDS: '0' }).defaultTtlSeconds).toBeNull();
+  });
+
+  it('falls back to REDIS_URL', () => {
+    expect(readConfig({ REDIS_URL: 'rediss://u:p@host:6380' }).redisUrl).toBe('rediss://u:p@host:6380');
+  });
+
+  // [variable, bad value]
+  const bad: [string, string][] = [
+    ['AGENT_LOCK_STALE_MINUTES', 'abc'],
+    ['AGENT_LOCK_STALE_MINUTES', '0'],
+    ['AGENT_LOCK_STALE_MINUTES', '-5'],
+    ['AGENT_LOCK_STALE_MINUTES', '1e3'],
+    ['AGENT_LOCK_STALE_MINUTES', 'Infinity'],
+    ['AGENT_LOCK_STALE_MINUTES', '10m'],
+    ['AGENT_LOCK_TTL_SECONDS', '-1'],
+    ['AGENT_LOCK_TTL_SECONDS', 'abc'],
+    ['AGENT_LOCK_TTL_SECONDS', '1.5'],
+    ['AGENT_LOCK_TTL_SECONDS', '99999999999'],
+    ['AGENT_LOCK_MUTEX_TIMEOUT', '0'],
+    ['AGENT_LOCK_MUTEX_TIMEOUT', 'soon'],
+    ['AGENT_LOCK_MUTEX_TIMEOUT', '-1'],
+    ['AGENT_LOCK_BACKEND', 'mysql'],
+    ['AGENT_LOCK_BACKEND', 'memory'],
+    ['AGENT_LOCK_BACKEND', 'FILE'],
+    ['AGENT_LOCK_TREE', 'has space'],
+    ['AGENT_LOCK_TREE', 'x'.repeat(201)],
+    ['AGENT_ID', 'a b'],
+    ['AGENT_PARENT_ID', 'a\tb'],
+    ['AGENT_LOCK_REDIS_URL', 'http://localhost:6379'],
+    ['REDIS_URL', 'localhost:6379'],
+  ];
+
+  it.each(bad)('refuses %s=%j with E_ENV_INVALID naming the variable', (variable, value) => {
+    const error = captureError(() => readConfig({ [variable]: value }));
+    expect(error.code).toBe('E_ENV_INVALID');
+    expect(error.message).toContain(variable);
+  });
+
+  it('names AGENT_LOCK_REDIS_URL, not REDIS_URL, when both are set and the first is bad', () => {
+    const error = captureError(() => readConfig({ AGENT_LOCK_REDIS_URL: 'nope', REDIS_URL: 'redis://ok' }));
+    expect(error.message).toContain('AGENT_LOCK_REDIS_URL');
+  });
+});
