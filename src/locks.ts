@@ -140,7 +140,15 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
   const clock = options.clock ?? Date.now;
   const identity = completeIdentity(options.identity, env);
   const cwd = path.resolve(options.dir ?? process.cwd());
-  const treeInfo = findTree(cwd);
+  let treeInfo: ReturnType<typeof findTree>;
+  try {
+    treeInfo = findTree(cwd);
+  } catch (error) {
+    throw new AgentLockError('E_USAGE', `the folder ${cwd} does not exist or cannot be read`, {
+      cause: error,
+      hint: 'pass an existing folder as dir',
+    });
+  }
   const treeKey = config.tree ?? treeInfo.root;
 
   let backend: Backend;

@@ -3,6 +3,7 @@
  * words, one JSON object and an exit code. `runCli` takes its whole world as `io` and returns the exit
  * code, so every command is testable in-process; only bin/ calls process.exit.
  */
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import type { Outcome } from '../core/decide.js';
@@ -93,8 +94,14 @@ class Cli {
     }
     const env = this.io.env;
     const identity = this.identity();
+    const dir = path.resolve(this.io.cwd, g.dir ?? '.');
+    if (g.dir !== undefined && !isDirectory(dir)) {
+      throw new AgentLockError('E_USAGE', `--dir ${g.dir} is not an existing folder`, {
+        hint: 'pass a folder inside the tree',
+      });
+    }
     this.locks = await openLocks({
-      dir: path.resolve(this.io.cwd, g.dir ?? '.'),
+      dir,
       env,
       identity,
       ...(g.backend ? { backend: g.backend as 'file' | 'redis' } : {}),
@@ -166,6 +173,14 @@ class Cli {
       ],
       message,
     );
+  }
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
   }
 }
 
@@ -665,7 +680,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     command.exitOverride();
     command.configureOutput({ writeOut: (t) => (helpText += t), writeErr: () => {} });
   }
-  const command = argv.find((a) => !a.startsWith('-')) ?? '';
+  const command = commandWord(argv) ?? argv.find((a) => !a.startsWith('-')) ?? '';
   try {
     if (argv.length === 0) {
       io.stdout(program.helpInformation());
@@ -700,7 +715,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         message: failure.message,
         text: [],
       };
-      io.stdout(`${JSON.stringify(envelope(blank, null, failure))}\n`);
+      io.stdout(`${JSON.stringify(envelope(blank, agentOf(cli), failure))}\n`);
     } else {
       io.stderr(`${line}\n`);
     }
