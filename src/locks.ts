@@ -37,7 +37,7 @@ import { AgentLockError } from './core/errors.js';
 import { type Identity, resolveIdentity } from './core/identity.js';
 import type { Holder, Mode } from './core/lock.js';
 import { parseScope } from './core/scope.js';
-import { ancestorChain, hostName, processAlive } from './host/process.js';
+import { ancestorChain, hostName, processAlive, startStamp } from './host/process.js';
 import { findTree, fsProbe, storeDirFor } from './host/tree.js';
 
 export interface OpenLocksOptions {
@@ -158,7 +158,7 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
     backend = await openBackend({
       storeDir: path.resolve(options.storeDir ?? storeDirFor(treeInfo, env)),
       requested: (options.backend as Exclude<BackendKind, 'memory'> | undefined) ?? config.backend,
-      holder: identity.holder,
+      self: { host: identity.holder.host, pid: process.pid, started: startStamp(process.pid) },
       mutexTimeoutMs: config.mutexTimeoutMs,
       processAlive,
       now: clock,

@@ -21,7 +21,9 @@ describe('architecture', () => {
   it('keeps src/core free of the disk, the process and the network', () => {
     const offenders = sources('src/core').filter((file) => {
       const text = code(file);
-      return /from 'node:(fs|child_process|os|net|process)'|from 'ioredis'|\bprocess\.|Date\.now\(/.test(text);
+      return /from 'node:(fs|child_process|os|net|process)'|from 'ioredis'|\bprocess\.|Date\.now\(/.test(
+        text,
+      );
     });
     expect(offenders).toEqual([]);
   });

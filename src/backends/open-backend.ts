@@ -19,7 +19,8 @@ export interface Marker {
 export interface OpenBackendOptions {
   readonly storeDir: string;
   readonly requested: Exclude<BackendKind, 'memory'> | null;
-  readonly holder: Holder;
+  /** This process: it owns the store's internal mutex while deciding (see FileStoreOptions.self). */
+  readonly self: Holder;
   readonly mutexTimeoutMs: number;
   readonly processAlive: (pid: number, started: string) => boolean;
   readonly now: () => number;

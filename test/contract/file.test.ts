@@ -10,14 +10,14 @@ describeBackendContract('file', async () => {
   const parent = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'alock-contract-store-')));
   const dir = path.join(parent, 'store');
   ensureStoreDir(dir);
-  const holder = { host: hostName(), pid: process.pid, started: startStamp(process.pid) };
+  const self = { host: hostName(), pid: process.pid, started: startStamp(process.pid) };
   const handles: FileStore[] = [];
   return {
     // Every handle has its own cache, append handle and mutex owner file, as another process would.
     connect() {
       const handle = new FileStore({
         dir,
-        holder,
+        self,
         mutexTimeoutMs: 15_000,
         processAlive,
         now: Date.now,

@@ -190,14 +190,19 @@ describe('parseScope: refusals', () => {
     expect(error.message).toBe(`${input} is outside the tree ${root}`);
   });
 
-  it.each(['src/*/../x.ts', 'src/**/..', '**/../x', 'src/*.ts/../../..', 'src/{a,b}/../c', 'src/{..,x}/a', 'src/{x,..}/a'])(
-    'refuses %j: a .. after a wildcard',
-    (input) => {
-      const error = parseError(input);
-      expect(error.code).toBe('E_SCOPE_INVALID');
-      expect(error.message).toContain('..');
-    },
-  );
+  it.each([
+    'src/*/../x.ts',
+    'src/**/..',
+    '**/../x',
+    'src/*.ts/../../..',
+    'src/{a,b}/../c',
+    'src/{..,x}/a',
+    'src/{x,..}/a',
+  ])('refuses %j: a .. after a wildcard', (input) => {
+    const error = parseError(input);
+    expect(error.code).toBe('E_SCOPE_INVALID');
+    expect(error.message).toContain('..');
+  });
 
   it.each(['src/a\u0001.ts', 'src/\u001b[31m', 'src/a\nb'])(
     'refuses the control character in %j',

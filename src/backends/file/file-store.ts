@@ -23,7 +23,11 @@ import { openAppend, openRead, readPrivate, readRange, writeAll, writeAtomic } f
 
 export interface FileStoreOptions {
   readonly dir: string;
-  readonly holder: Holder;
+  /**
+   * The process running this store handle: it owns the internal mutex while it decides. Never the
+   * lock holder, which for the CLI is an ancestor that outlives a killed `alock` process.
+   */
+  readonly self: Holder;
   readonly mutexTimeoutMs: number;
   readonly processAlive: (pid: number, started: string) => boolean;
   readonly now: () => number;
@@ -64,7 +68,7 @@ export class FileStore implements Backend {
     this.location = options.dir;
     this.logPath = path.join(options.dir, 'locks.log');
     this.eventsPath = path.join(options.dir, 'events.log');
-    this.mutex = new FileMutex(options.dir, options.holder, options.mutexTimeoutMs, options.processAlive);
+    this.mutex = new FileMutex(options.dir, options.self, options.mutexTimeoutMs, options.processAlive);
     openMutexes.add(this.mutex);
     if (!exitHookInstalled) {
       exitHookInstalled = true;
@@ -242,24 +246,25 @@ export class FileStore implements Backend {
       tomb: changes.tombstones,
     })}\n`;
     const fd = this.appendHandle(cache.ino);
-    if (this.appendIno !== cache.ino)
+    if (this.appendIno !== cache.ino) {
       throw new AgentLockError('E_STORE_BUSY', 'the lock log was replaced mid-decision');
-    const bytes = Buffer.from(line);
-    writeAll(fd, bytes);
-    cache.size += bytes.length;
-    cache.lines += 1;
-    applyChanges(cache, changes);
-    if (changes.events.length > 0) this.appendEvents(changes.events);
-    if (cache.lines > COMPACT_AFTER_LINES && cache.lines > cache.locks.size) this.compact(cache);
-  }
-
-  private appendEvents(events: StoreEvent[]): void {
-    const fd = openAppend(this.eventsPath, true);
-    try {
-      writeAll(fd, Buffer.from(events.map((event) => `${JSON.stringify(event)}\n`).join('')));
-    } finally {
-      closeSync(fd);
     }
+    // The event log is opened before the decision is written, so that a refusal to open it (a
+    // planted symlink) fails the decision instead of reporting an error for something already done.
+    const eventsFd = changes.events.length > 0 ? openAppend(this.eventsPath, true) : null;
+    try {
+      const bytes = Buffer.from(line);
+      writeAll(fd, bytes);
+      cache.size += bytes.length;
+      cache.lines += 1;
+      applyChanges(cache, changes);
+      if (eventsFd !== null) {
+        writeAll(eventsFd, Buffer.from(changes.events.map((event) => `${JSON.stringify(event)}\n`).join('')));
+      }
+    } finally {
+      if (eventsFd !== null) closeSync(eventsFd);
+    }
+    if (cache.lines > COMPACT_AFTER_LINES && cache.lines > cache.locks.size) this.compact(cache);
   }
 
   private compact(cache: Cache): void {
@@ -274,5 +279,6 @@ export class FileStore implements Backend {
     cache.ino = stat.ino;
     cache.size = stat.size;
     cache.lines = 0;
+    this.mutex.sweepDeadOwners();
   }
 }

@@ -6,7 +6,7 @@
  * the store; a live but stuck owner is waited for up to AGENT_LOCK_MUTEX_TIMEOUT, then reported.
  */
 import { randomBytes } from 'node:crypto';
-import { linkSync, lstatSync, renameSync, unlinkSync } from 'node:fs';
+import { linkSync, lstatSync, readdirSync, renameSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import type { Holder } from '../../core/lock.js';
 import { AgentLockError } from '../../core/errors.js';
@@ -28,6 +28,14 @@ function parseOwner(data: Buffer | null): OwnerInfo | null | 'missing' {
     // Unreadable owner: judged by age below.
   }
   return null;
+}
+
+function readPrivateOrNull(file: string): Buffer | null {
+  try {
+    return readPrivate(file);
+  } catch {
+    return null;
+  }
 }
 
 const GARBAGE_OWNER_MS = 10_000;
@@ -125,6 +133,32 @@ export class FileMutex {
     this.ownerIno = -1;
   }
 
+  /**
+   * Removes owner files of dead processes (a SIGKILLed process leaves its file behind). Cheap
+   * enough for the rare moments it runs: after a takeover and when the log is compacted.
+   */
+  sweepDeadOwners(): void {
+    let names: string[];
+    try {
+      names = readdirSync(this.dir);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      if (!name.startsWith('owner.') || name === path.basename(this.ownerPath)) continue;
+      const file = path.join(this.dir, name);
+      const owner = parseOwner(readPrivateOrNull(file));
+      if (owner === 'missing' || owner === null) continue;
+      if (owner.host === this.me.host && !this.processAlive(owner.pid, owner.started)) {
+        try {
+          unlinkSync(file);
+        } catch {
+          // Someone else swept it.
+        }
+      }
+    }
+  }
+
   private inspectHolder(): void {
     const owner = parseOwner(readPrivate(this.mutexPath));
     if (owner === 'missing') return;
@@ -155,6 +189,7 @@ export class FileMutex {
       dead === null ? moved === null : moved !== null && moved !== 'missing' && moved.nonce === dead.nonce;
     if (same) {
       this.recovered = true;
+      this.sweepDeadOwners();
       if (dead !== null) {
         try {
           unlinkSync(path.join(this.dir, `owner.${dead.pid}.${dead.nonce}`));

@@ -28,6 +28,12 @@ function unsafe(path: string, what: string, cause?: unknown): AgentLockError {
 
 /** Creates the store folder (0700) or checks the one that is there. */
 export function ensureStoreDir(dir: string): void {
+  // A symlink (even a dangling one) where the store should be is refused before anything is created.
+  try {
+    if (lstatSync(dir).isSymbolicLink()) throw unsafe(dir, 'is a symlink, not a store folder');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
   } catch (error) {

@@ -1,0 +1,354 @@
+/**
+ * Safety of the file store on a real file system (DESIGN 7): private modes, refusal of planted
+ * symlinks, repair of a torn last line, fail-closed reading of a corrupt line, and the store mutex
+ * left behind by a dead process (taken over) or held by a live one (reported, not waited for ever).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import {
+  appendFileSync,
+  chmodSync,
+  existsSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startStamp } from '../../src/host/process.js';
+import { type Locks, openLocks } from '../../src/index.js';
+import { readLog, scratch } from './helpers.js';
+
+const cleanups: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function setup(name: string) {
+  const dirs = scratch(name);
+  mkdirSync(dirs.tree, { recursive: true });
+  cleanups.push(dirs.cleanup);
+  const open = async (agent: string, env: Record<string, string> = {}, storeDir = dirs.store) => {
+    const locks = await openLocks({ dir: dirs.tree, storeDir, env: { AGENT_ID: agent, ...env } });
+    cleanups.push(() => locks.close());
+    return locks;
+  };
+  return { ...dirs, open, log: path.join(dirs.store, 'locks.log') };
+}
+
+/** Opens a handle and makes one decision, so that errors of either step surface as one rejection. */
+async function decideOnce(open: () => Promise<Locks>): Promise<string> {
+  const locks = await open();
+  try {
+    return (await locks.acquire(['src/new.ts'])).status;
+  } finally {
+    await locks.close();
+  }
+}
+
+const mode = (file: string) => lstatSync(file).mode & 0o777;
+
+/** A process that lives until killed, and its start stamp (the mutex owner evidence). */
+async function sleeper(): Promise<{ child: ChildProcess; pid: number; started: string }> {
+  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 60_000); console.log("up")'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  await new Promise((resolve) => child.stdout!.once('data', resolve));
+  const pid = child.pid!;
+  return { child, pid, started: startStamp(pid) };
+}
+
+async function killAndWait(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await exited;
+}
+
+/** Leaves the store mutex held by `owner`, as mutex.ts writes it: a hard link to the owner file. */
+function plantMutex(store: string, owner: { pid: number; started: string; host?: string }): string {
+  const nonce = randomBytes(8).toString('hex');
+  const ownerFile = path.join(store, `owner.${owner.pid}.${nonce}`);
+  const info = { pid: owner.pid, started: owner.started, host: owner.host ?? os.hostname(), nonce };
+  writeFileSync(ownerFile, JSON.stringify(info), { mode: 0o600 });
+  linkSync(ownerFile, path.join(store, 'mutex'));
+  return ownerFile;
+}
+
+describe('file store: private folder and files', () => {
+  it('creates the folder 0700 and every file 0600, also after compaction and under umask 000', async () => {
+    const s = setup('modes');
+    const previous = process.umask(0);
+    try {
+      const a = await s.open('a');
+      expect((await a.acquire(['src/a.ts', '@res'], { intent: 'work' })).status).toBe('acquired');
+      expect((await a.note('src/a.ts', 'halfway')).status).toBe('noted');
+      const b = await s.open('b');
+      expect((await b.breakLock(['@res'], { reason: 'test' })).status).toBe('broken');
+      // Enough decisions to compact the log into a fresh snapshot (written aside, renamed over).
+      const inode = lstatSync(s.log).ino;
+      for (let i = 0; i < 300; i += 1) {
+        expect((await b.acquire([`@r${i}`])).status).toBe('acquired');
+        expect((await b.release([`@r${i}`])).status).toBe('released');
+      }
+      expect(lstatSync(s.log).ino).not.toBe(inode);
+    } finally {
+      process.umask(previous);
+    }
+    expect(mode(s.store)).toBe(0o700);
+    const files = readdirSync(s.store);
+    expect(files).toEqual(expect.arrayContaining(['locks.log', 'events.log', 'backend.json']));
+    for (const file of files) expect(mode(path.join(s.store, file)), file).toBe(0o600);
+  });
+
+  it('tightens an existing store folder that others could read to 0700', async () => {
+    const s = setup('tighten');
+    mkdirSync(s.store, { mode: 0o755 });
+    chmodSync(s.store, 0o755);
+    const a = await s.open('a');
+    expect((await a.acquire(['@x'])).status).toBe('acquired');
+    expect(mode(s.store)).toBe(0o700);
+  });
+});
+
+describe('file store: planted symlinks are refused and nothing is written through them', () => {
+  it('refuses a symlink at the store path (to a folder)', async () => {
+    const s = setup('link-store');
+    const elsewhere = path.join(s.root, 'elsewhere');
+    mkdirSync(elsewhere, { mode: 0o700 });
+    symlinkSync(elsewhere, s.store);
+    await expect(decideOnce(() => s.open('a'))).rejects.toMatchObject({ code: 'E_STORE_UNSAFE' });
+    expect(readdirSync(elsewhere)).toEqual([]);
+  });
+
+  it('refuses a dangling symlink at the store path, without creating its target', async () => {
+    const s = setup('link-store-dangling');
+    const target = path.join(s.root, 'not-yet');
+    symlinkSync(target, s.store);
+    const error = await decideOnce(() => s.open('a')).catch((caught: unknown) => caught);
+    expect(existsSync(target)).toBe(false);
+    expect(error).toMatchObject({ code: 'E_STORE_UNSAFE' });
+  });
+
+  it('refuses a symlink at locks.log, in a new store and in one that holds locks', async () => {
+    const s = setup('link-log');
+    const victim = path.join(s.root, 'victim.txt');
+    writeFileSync(victim, 'precious\n');
+    mkdirSync(s.store, { mode: 0o700 });
+    symlinkSync(victim, s.log);
+    await expect(decideOnce(() => s.open('a'))).rejects.toMatchObject({ code: 'E_STORE_UNSAFE' });
+    expect(readFileSync(victim, 'utf8')).toBe('precious\n');
+
+    // A store in use whose log is swapped for a symlink: refused by every handle, warm or new.
+    unlinkSync(s.log);
+    const a = await s.open('a');
+    expect((await a.acquire(['src/a.ts'])).status).toBe('acquired');
+    unlinkSync(s.log);
+    symlinkSync(victim, s.log);
+    await expect(a.acquire(['src/b.ts'])).rejects.toMatchObject({ code: 'E_STORE_UNSAFE' });
+    await expect(decideOnce(() => s.open('b'))).rejects.toMatchObject({ code: 'E_STORE_UNSAFE' });
+    expect(readFileSync(victim, 'utf8')).toBe('precious\n');
+  });
+
+  it('refuses a dangling symlink at locks.log, without creating its target', async () => {
+    const s = setup('link-log-dangling');
+    const target = path.join(s.root, 'created-through-link');
+    mkdirSync(s.store, { mode: 0o700 });
+    symlinkSync(target, s.log);
+    await expect(decideOnce(() => s.open('a'))).rejects.toMatchObject({ code: 'E_STORE_UNSAFE' });
+    expect(existsSync(target)).toBe(false);
+  });
+
+  it('refuses a symlink at events.log: a break either happens or fails, never both', async () => {
+    const s = setup('link-events');
+    const a = await s.open('a');
+    expect((await a.acquire(['@victim-lock'])).status).toBe('acquired');
+    const victim = path.join(s.root, 'victim.txt');
+    writeFileSync(victim, 'precious\n');
+    symlinkSync(victim, path.join(s.store, 'events.log'));
+    const b = await s.open('b');
+    const answer = await b.breakLock(['@victim-lock'], { reason: 'test' }).then(
+      (outcome) => outcome.status,
+      (caught: unknown) => (caught as { code?: string }).code,
+    );
+    expect(readFileSync(victim, 'utf8')).toBe('precious\n');
+    // Refused (the lock stays) or broken (the lock is gone): an error for a break that happened
+    // would leave the caller believing the lock is still there.
+    const c = await s.open('c');
+    const after = (await c.check(['@victim-lock'])).status;
+    expect(['broken', 'E_STORE_UNSAFE']).toContain(answer);
+    expect(after, `the break answered ${answer}`).toBe(answer === 'broken' ? 'free' : 'held');
+  });
+
+  it('refuses a symlink at the mutex (to a file or dangling) and keeps the locks as they were', async () => {
+    const s = setup('link-mutex');
+    const a = await s.open('a');
+    expect((await a.acquire(['src/a.ts'])).status).toBe('acquired');
+    const before = readFileSync(s.log, 'utf8');
+    const victim = path.join(s.root, 'victim.txt');
+    writeFileSync(victim, JSON.stringify({ pid: 999_999, started: 'x', host: os.hostname(), nonce: 'n' }));
+    const mutex = path.join(s.store, 'mutex');
+
+    for (const target of [victim, path.join(s.root, 'dangling')]) {
+      symlinkSync(target, mutex);
+      await expect(a.acquire(['src/b.ts'])).rejects.toMatchObject({ code: 'E_STORE_UNSAFE' });
+      await expect(decideOnce(() => s.open('b'))).rejects.toMatchObject({ code: 'E_STORE_UNSAFE' });
+      expect(lstatSync(mutex).isSymbolicLink()).toBe(true);
+      expect(readFileSync(s.log, 'utf8')).toBe(before);
+      unlinkSync(mutex);
+    }
+    expect(existsSync(path.join(s.root, 'dangling'))).toBe(false);
+    expect(readFileSync(victim, 'utf8')).toContain('999999');
+    // With the symlink gone the store works again and the earlier lock is intact.
+    const b = await s.open('b');
+    const blocked = await b.acquire(['src/a.ts']);
+    expect(blocked.status).toBe('held');
+    expect(blocked.conflicts.map((lock) => lock.agent_id)).toEqual(['a']);
+  });
+});
+
+describe('file store: torn and corrupt lines', () => {
+  const torn = '{"t":"tx","fence":999,"put":[{"id":"lk_torn","scope":"src/a.ts"';
+
+  for (const reader of ['a fresh handle', 'a warm handle'] as const) {
+    it(`cuts off a torn last line (seen by ${reader}) and keeps every earlier lock`, async () => {
+      const s = setup('torn');
+      const a = await s.open('a');
+      const granted = await a.acquire(['src/a.ts', '@keep']);
+      expect(granted.status).toBe('acquired');
+      const maxFence = Math.max(...granted.locks.map((lock) => lock.fence));
+      const sizeBefore = statSync(s.log).size;
+      appendFileSync(s.log, torn);
+
+      const next = reader === 'a fresh handle' ? await s.open('b') : a;
+      const other = await next.acquire(['src/b.ts']);
+      expect(other.status).toBe('acquired');
+      // The torn grant was never made: the counter continues from the last whole line.
+      expect(other.locks[0]!.fence).toBe(maxFence + 1);
+      const log = readLog(s.store);
+      expect(log.text.endsWith('\n')).toBe(true);
+      expect(log.text).not.toContain('lk_torn');
+      expect(statSync(s.log).size).toBeGreaterThan(sizeBefore);
+
+      const c = await s.open('c');
+      const listed = await c.list();
+      expect(listed.locks.map((lock) => `${lock.scope} ${lock.agent_id}`).sort()).toEqual([
+        `@keep a`,
+        `src/a.ts a`,
+        `src/b.ts ${reader === 'a fresh handle' ? 'b' : 'a'}`,
+      ]);
+      const blocked = await c.acquire(['src/a.ts']);
+      expect(blocked.status).toBe('held');
+      expect(blocked.conflicts.map((lock) => lock.agent_id)).toEqual(['a']);
+    });
+  }
+
+  it('holds everything by <unknown> after a garbage line, until that record is broken by id', async () => {
+    const s = setup('garbage');
+    const a = await s.open('a');
+    expect((await a.acquire(['src/a.ts'])).status).toBe('acquired');
+    appendFileSync(s.log, 'this is not a record\n');
+
+    const b = await s.open('b');
+    for (const scopes of [['docs/x.md'], ['@res'], ['**']]) {
+      const blocked = await b.acquire(scopes);
+      expect(blocked.status, scopes.join(' ')).toBe('held');
+      expect(blocked.conflicts.map((lock) => lock.agent_id)).toContain('<unknown>');
+    }
+    // It blocks the earlier holder too (fail closed), and shows in the list.
+    const own = await a.acquire(['src/other.ts']);
+    expect(own.status).toBe('held');
+    expect(own.conflicts.map((lock) => lock.agent_id)).toEqual(['<unknown>']);
+    const unknown = (await b.list()).locks.filter((lock) => lock.agent_id === '<unknown>');
+    expect(unknown).toHaveLength(1);
+
+    // Breaking by scope does not reach it; breaking by id does.
+    expect((await b.breakLock([], { ids: [unknown[0]!.id], reason: 'garbage line' })).status).toBe('broken');
+    expect((await b.acquire(['docs/x.md'])).status).toBe('acquired');
+    // The earlier lock was never touched, and a new process replaying the log agrees.
+    const c = await s.open('c');
+    const listed = await c.list();
+    expect(listed.locks.map((lock) => lock.agent_id).sort()).toEqual(['a', 'b']);
+    const blocked = await c.acquire(['src/a.ts']);
+    expect(blocked.conflicts.map((lock) => lock.agent_id)).toEqual(['a']);
+    expect((await c.acquire(['@res'])).status).toBe('acquired');
+  });
+
+  it('treats a line whose record has the wrong shape as held by <unknown>', async () => {
+    const s = setup('bad-record');
+    const a = await s.open('a');
+    expect((await a.acquire(['@first'])).status).toBe('acquired');
+    const fence = (await a.list()).locks[0]!.fence;
+    appendFileSync(
+      s.log,
+      `${JSON.stringify({ t: 'tx', fence, put: [{ id: 'lk_bad', scope: 7 }], del: [] })}\n`,
+    );
+    const b = await s.open('b');
+    const blocked = await b.acquire(['@second']);
+    expect(blocked.status).toBe('held');
+    expect(blocked.conflicts).toEqual([expect.objectContaining({ id: 'lk_bad', agent_id: '<unknown>' })]);
+    expect((await b.breakLock([], { ids: ['lk_bad'] })).status).toBe('broken');
+    expect((await b.acquire(['@second'])).status).toBe('acquired');
+  });
+});
+
+describe('file store: the store mutex', () => {
+  it('takes over at once a mutex left by a dead process', async () => {
+    const s = setup('dead-mutex');
+    const a = await s.open('a');
+    expect((await a.acquire(['src/a.ts'])).status).toBe('acquired');
+    const dead = await sleeper();
+    await killAndWait(dead.child);
+    const ownerFile = plantMutex(s.store, dead);
+
+    const b = await s.open('b', { AGENT_LOCK_MUTEX_TIMEOUT: '1' });
+    expect((await b.acquire(['src/b.ts'])).status).toBe('acquired');
+    expect((await a.acquire(['src/c.ts'])).status).toBe('acquired');
+    expect(existsSync(path.join(s.store, 'mutex'))).toBe(false);
+    expect(existsSync(ownerFile)).toBe(false);
+    expect(readdirSync(s.store).filter((file) => file.startsWith('mutex'))).toEqual([]);
+    expect((await b.acquire(['src/a.ts'])).conflicts[0]?.agent_id).toBe('a');
+  });
+
+  it('takes over a mutex whose owner pid now belongs to another process (pid reuse)', async () => {
+    const s = setup('reused-mutex');
+    const a = await s.open('a');
+    expect((await a.acquire(['src/a.ts'])).status).toBe('acquired');
+    const live = await sleeper();
+    cleanups.push(() => killAndWait(live.child));
+    plantMutex(s.store, { pid: live.pid, started: `${live.started}-earlier-life` });
+    const b = await s.open('b', { AGENT_LOCK_MUTEX_TIMEOUT: '1' });
+    expect((await b.acquire(['@x'])).status).toBe('acquired');
+  });
+
+  it('fails with E_STORE_BUSY, writing nothing, while a live process holds the mutex', async () => {
+    const s = setup('live-mutex');
+    const a = await s.open('a', { AGENT_LOCK_MUTEX_TIMEOUT: '1' });
+    expect((await a.acquire(['src/a.ts'])).status).toBe('acquired');
+    const before = readFileSync(s.log, 'utf8');
+    const live = await sleeper();
+    cleanups.push(() => killAndWait(live.child));
+    const ownerFile = plantMutex(s.store, live);
+
+    await expect(a.acquire(['src/b.ts'])).rejects.toMatchObject({ code: 'E_STORE_BUSY' });
+    const b = await s.open('b', { AGENT_LOCK_MUTEX_TIMEOUT: '1' });
+    await expect(b.acquire(['@x'])).rejects.toMatchObject({ code: 'E_STORE_BUSY' });
+    expect(readFileSync(s.log, 'utf8')).toBe(before);
+    // Not stolen from a live owner.
+    expect(lstatSync(path.join(s.store, 'mutex')).ino).toBe(lstatSync(ownerFile).ino);
+
+    // Once that process is gone, the next decision goes through and the earlier lock is there.
+    await killAndWait(live.child);
+    const blocked = await b.acquire(['src/a.ts']);
+    expect(blocked.status).toBe('held');
+    expect(blocked.conflicts.map((lock) => lock.agent_id)).toEqual(['a']);
+    expect((await b.acquire(['@x'])).status).toBe('acquired');
+  });
+});

@@ -1,0 +1,148 @@
+/**
+ * DESIGN 9.1 and 9.3 on the file backend, with real processes: twenty workers, each its own agent
+ * and its own holder, are released together at a gate (one stdin line to each, written in one
+ * synchronous loop while all of them idle on stdin with the library loaded and the store open).
+ * Ten claim `lib/**`, ten claim `lib/aN.rb`. Whatever the interleaving, the winners must be exactly
+ * one wide claim, or all ten narrow ones; and every fence granted is larger than every earlier one.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdirSync } from 'node:fs';
+import { type Locks, openLocks } from '../../src/index.js';
+import { type Shaped, type Worker, readLog, requireBuild, scratch, startWorkers } from './helpers.js';
+
+const ROUNDS = Number(process.env.RACE_ROUNDS ?? 20);
+const WIDE = 'lib/**';
+
+interface Contender {
+  worker: Worker;
+  scope: string;
+  wide: boolean;
+}
+
+function shuffle<T>(list: readonly T[]): T[] {
+  const out = [...list];
+  for (let i = out.length - 1; i > 0; i -= 1) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
+/** The fences of `ids` in the order the log granted them (first appearance of each record). */
+function fencesInLogOrder(store: string, ids: ReadonlySet<string>): number[] {
+  const seen = new Set<string>();
+  const fences: number[] = [];
+  for (const line of readLog(store).lines) {
+    for (const record of [...(line.locks ?? []), ...(line.put ?? [])]) {
+      if (!ids.has(record.id) || seen.has(record.id)) continue;
+      seen.add(record.id);
+      fences.push(record.fence);
+    }
+  }
+  return fences;
+}
+
+describe('mutual exclusion on the file store (20 real processes per round)', () => {
+  const dirs = scratch('mutex-race');
+  let contenders: Contender[] = [];
+  let observer: Locks;
+
+  beforeAll(async () => {
+    requireBuild();
+    mkdirSync(dirs.tree, { recursive: true });
+    const ids = Array.from({ length: 20 }, (_, i) => (i < 10 ? `wide-${i}` : `narrow-${i - 10}`));
+    const workers = await startWorkers(ids, { store: dirs.store, tree: dirs.tree });
+    contenders = workers.map((worker, i) => ({
+      worker,
+      scope: i < 10 ? WIDE : `lib/a${i - 10}.rb`,
+      wide: i < 10,
+    }));
+    observer = await openLocks({ dir: dirs.tree, storeDir: dirs.store, env: { AGENT_ID: 'observer' } });
+  });
+
+  afterAll(async () => {
+    await observer?.close();
+    await Promise.all(contenders.map(({ worker }) => worker.stop()));
+    dirs.cleanup();
+  });
+
+  it(`grants exactly one wide claim or all ten narrow ones, ${ROUNDS} rounds, fences strictly increasing`, async () => {
+    expect(ROUNDS).toBeGreaterThanOrEqual(1);
+    const grantOrder: number[] = [];
+    const outcomes = { wide: 0, narrow: 0 };
+
+    for (let round = 0; round < ROUNDS; round += 1) {
+      // Odd rounds open a fresh handle at the gate: a cold cache replays the log inside the mutex.
+      const fresh = round % 2 === 1;
+      const order = shuffle(contenders);
+      // The gate: every worker is idle on stdin; these writes release all twenty at once.
+      const pending = order.map((c) => c.worker.send({ op: 'acquire', scopes: [c.scope], fresh }));
+      const replies = await Promise.all(pending);
+
+      const answers: { contender: Contender; result: Shaped }[] = replies.map((reply, i) => {
+        const contender = order[i]!;
+        if (!reply.ok) {
+          throw new Error(
+            `round ${round}: ${contender.worker.agentId} failed: ${reply.error.code} ${reply.error.message}`,
+          );
+        }
+        return { contender, result: reply.result };
+      });
+      for (const { contender, result } of answers) {
+        expect(['acquired', 'held'], `${contender.worker.agentId} in round ${round}`).toContain(
+          result.status,
+        );
+      }
+      const winners = answers.filter((a) => a.result.status === 'acquired');
+      const wide = winners.filter((a) => a.contender.wide).length;
+      const narrow = winners.filter((a) => !a.contender.wide).length;
+      expect(
+        (wide === 1 && narrow === 0) || (wide === 0 && narrow === 10),
+        `round ${round}: ${wide} wide and ${narrow} narrow winners`,
+      ).toBe(true);
+      if (wide === 1) outcomes.wide += 1;
+      else outcomes.narrow += 1;
+
+      // Each winner holds exactly its scope, as itself, with one lock.
+      const winnerIds = new Set<string>();
+      for (const { contender, result } of winners) {
+        expect(result.locks).toHaveLength(1);
+        expect(result.locks[0]).toMatchObject({ scope: contender.scope, agent_id: contender.worker.agentId });
+        winnerIds.add(result.locks[0]!.id);
+      }
+      // Every loser was refused by a lock that won this round (nothing else exists).
+      for (const { contender, result } of answers.filter((a) => a.result.status === 'held')) {
+        expect(result.conflicts.length, `${contender.worker.agentId} refused by nobody`).toBeGreaterThan(0);
+        for (const conflict of result.conflicts) expect(winnerIds).toContain(conflict.id);
+      }
+
+      // While the winners still hold (their processes live), the store shows exactly them.
+      const listed = await observer.list();
+      expect(new Set(listed.locks.map((lock) => lock.id))).toEqual(winnerIds);
+      expect(listed.locks.every((lock) => lock.status === 'active')).toBe(true);
+      const probe = await observer.check(['lib/a3.rb']);
+      expect(probe.status).toBe('held');
+
+      // The log holds every winner's grant; the replies carry the same fences.
+      const logged = fencesInLogOrder(dirs.store, winnerIds);
+      expect(logged).toHaveLength(winnerIds.size);
+      const replyFences = winners.map((w) => w.result.locks[0]!.fence).sort((a, b) => a - b);
+      expect([...logged].sort((a, b) => a - b)).toEqual(replyFences);
+      grantOrder.push(...logged);
+
+      const released = await Promise.all(
+        winners.map(({ contender }) => contender.worker.ask({ op: 'release', scopes: [contender.scope] })),
+      );
+      for (const result of released) expect(result.status).toBe('released');
+      expect((await observer.list()).locks).toEqual([]);
+    }
+
+    // DESIGN 9.3: in grant order (the log's order) every fence exceeds every earlier one.
+    for (let i = 1; i < grantOrder.length; i += 1) {
+      expect(grantOrder[i]!, `grant ${i} of ${grantOrder.length}`).toBeGreaterThan(grantOrder[i - 1]!);
+    }
+    expect(new Set(grantOrder).size).toBe(grantOrder.length);
+    expect(outcomes.wide + outcomes.narrow).toBe(ROUNDS);
+    console.log(`mutual exclusion: ${outcomes.wide} wide and ${outcomes.narrow} narrow rounds`);
+  });
+});
