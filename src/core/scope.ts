@@ -75,17 +75,15 @@ export function parseScope(input: string, ctx: ScopeContext): Scope {
     });
   }
   const rel = path.relative(ctx.root, real);
-  const fixed = rel === '' ? [] : rel.split(path.sep);
-  if (rest.length > 0) {
-    const pattern = [...fixed, ...rest].join('/');
-    return { kind: 'path', pattern: pattern === '' ? '**' : pattern, glob: true, fixed };
-  }
+  const relSegments = rel === '' ? [] : rel.split(path.sep);
+  // The scope is rebuilt from its final text, exactly as stored records are (scopeFromPattern), so a
+  // folder whose real name holds a wildcard character (`app/[slug]`) is judged the same way on both
+  // sides of every comparison: as a glob there, which may over-refuse but never under-refuses.
+  if (rest.length > 0) return scopeFromPattern([...relSegments, ...rest].join('/') || '**', 'path');
   // A plain path: the tree itself and existing folders become globs over everything below them.
   const folderMeant = rel === '' || text.endsWith('/') || ctx.probe.isDirectory(real);
-  if (folderMeant) {
-    return { kind: 'path', pattern: rel === '' ? '**' : `${rel}/**`, glob: true, fixed };
-  }
-  return { kind: 'path', pattern: rel, glob: false, fixed };
+  if (folderMeant) return scopeFromPattern(rel === '' ? '**' : `${rel.split(path.sep).join('/')}/**`, 'path');
+  return scopeFromPattern(relSegments.join('/'), 'path');
 }
 
 export function parseResource(input: string): ResourceScope {
@@ -129,16 +127,29 @@ function matcher(glob: string): (candidate: string) => boolean {
   let match = matchers.get(glob);
   if (match === undefined) {
     picomatch ??= createRequire(import.meta.url)('picomatch') as typeof picomatchType;
-    match = picomatch(glob, MATCH_OPTIONS);
+    match = picomatch(escapeGroups(glob), MATCH_OPTIONS);
     matchers.set(glob, match);
   }
   return match;
 }
 
-/** Does `glob` match the plain path `candidate` (both relative to the tree root)? */
-export function globMatches(glob: string, candidate: string): boolean {
-  return matcher(glob)(candidate);
+/**
+ * Does the glob scope match the plain path `candidate` (both relative to the tree root)? The fixed
+ * part is compared literally, segment by segment, and only the rest goes to picomatch: a folder
+ * named `(marketing)` or `a+b` is a name, not a pattern, and a candidate outside the fixed part is
+ * refused without compiling anything.
+ */
+export function globMatches(glob: PathScope, candidate: string): boolean {
+  const segments = candidate.split('/');
+  if (!isPrefix(glob.fixed, segments)) return false;
+  const restPattern = glob.pattern.split('/').slice(glob.fixed.length).join('/');
+  const restCandidate = segments.slice(glob.fixed.length).join('/');
+  if (restCandidate === '') return restPattern === '**';
+  return matcher(restPattern)(restCandidate);
 }
+
+// Parentheses and bars are regex groups to picomatch even with extglobs off; here they are literal.
+const escapeGroups = (pattern: string) => pattern.replace(/[()|]/g, '\\$&');
 
 function isPrefix(shorter: readonly string[], longer: readonly string[]): boolean {
   if (shorter.length > longer.length) return false;
@@ -156,8 +167,8 @@ export function scopesOverlap(a: Scope, b: Scope): boolean {
   if (a.kind === 'resource' || b.kind === 'resource') return a.pattern === b.pattern;
   if (a.pattern === b.pattern) return true;
   if (!a.glob && !b.glob) return false;
-  if (!a.glob) return globMatches(b.pattern, a.pattern);
-  if (!b.glob) return globMatches(a.pattern, b.pattern);
+  if (!a.glob) return globMatches(b, a.pattern);
+  if (!b.glob) return globMatches(a, b.pattern);
   return isPrefix(a.fixed, b.fixed) || isPrefix(b.fixed, a.fixed);
 }
 
@@ -166,7 +177,7 @@ export function scopeCovers(outer: Scope, inner: Scope): boolean {
   if (outer.pattern === inner.pattern) return outer.kind === inner.kind;
   if (outer.kind === 'resource' || inner.kind === 'resource') return false;
   if (!outer.glob) return false;
-  if (!inner.glob) return globMatches(outer.pattern, inner.pattern);
+  if (!inner.glob) return globMatches(outer, inner.pattern);
   // Only `prefix/**` (or `**`) is known to cover another glob: everything below the prefix.
   const everythingBelow = outer.fixed.length === 0 ? '**' : `${outer.fixed.join('/')}/**`;
   return outer.pattern === everythingBelow && isPrefix(outer.fixed, inner.fixed);

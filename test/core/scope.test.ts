@@ -311,3 +311,33 @@ describe('scopeCovers', () => {
     }
   });
 });
+
+describe('folder names that look like patterns', () => {
+  // Next.js route groups and dynamic segments: real folders named `(marketing)` and `[slug]`.
+  beforeAll(() => {
+    mkdirSync(path.join(root, 'app/(marketing)'), { recursive: true });
+    mkdirSync(path.join(root, 'app/[slug]'), { recursive: true });
+    mkdirSync(path.join(root, 'app/s'), { recursive: true });
+    writeFileSync(path.join(root, 'app/(marketing)/page.tsx'), '');
+  });
+
+  it('matches a folder named (marketing) literally, not as a regex group', () => {
+    const folder = parse('app/(marketing)');
+    expect(folder.pattern).toBe('app/(marketing)/**');
+    expect(scopesOverlap(folder, parse('app/(marketing)/page.tsx'))).toBe(true);
+    expect(scopesOverlap(folder, parse('app/marketing/x.tsx'))).toBe(false);
+  });
+
+  it('keeps literal parentheses and bars literal after a wildcard too', () => {
+    expect(scopesOverlap(parse('app/*/(group)/page.tsx'), parse('app/x/(group)/page.tsx'))).toBe(true);
+    expect(scopesOverlap(parse('src/(a|b)/*.ts'), parse('src/a/x.ts'))).toBe(false);
+  });
+
+  it('judges a glob typed inside app/[slug] the same way whichever side of the comparison it is on', () => {
+    const inBracketFolder = parse('*.tsx', 'app/[slug]');
+    const sibling = parse('app/s/**');
+    expect(scopesOverlap(inBracketFolder, sibling)).toBe(scopesOverlap(sibling, inBracketFolder));
+    // `[slug]` is a character class to a glob, so the claim over-refuses; it must never under-refuse.
+    expect(scopesOverlap(inBracketFolder, sibling)).toBe(true);
+  });
+});
