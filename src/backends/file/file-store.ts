@@ -36,8 +36,16 @@ export interface FileStoreOptions {
 }
 
 interface Cache {
+  /**
+   * Read handle on the log this cache was built from. Holding it open pins the inode: a replaced
+   * log's inode number cannot be reused while we hold the old one, so `ino` equal to the path's
+   * inode really means the same file (write-aside plus rename alternates two numbers on ext4).
+   */
+  fd: number;
   ino: number;
   size: number;
+  /** Size of the snapshot line the log starts with: compaction is due when the log outgrows it. */
+  snapshotBytes: number;
   lines: number;
   locks: Map<string, LockRecord>;
   fence: number;
@@ -45,6 +53,7 @@ interface Cache {
 }
 
 const COMPACT_AFTER_LINES = 512;
+const COMPACT_AFTER_BYTES = 1 << 20;
 const NEWLINE = 0x0a;
 const openMutexes = new Set<FileMutex>();
 let exitHookInstalled = false;
@@ -122,6 +131,7 @@ export class FileStore implements Backend {
     this.closed = true;
     if (this.appendFd !== null) closeSync(this.appendFd);
     this.appendFd = null;
+    this.dropCache();
     this.mutex.dispose();
     openMutexes.delete(this.mutex);
   }
@@ -144,12 +154,7 @@ export class FileStore implements Backend {
     if (cache !== null && cache.ino === stat.ino) {
       if (stat.size === cache.size) return cache;
       if (stat.size > cache.size) {
-        const fd = openRead(this.logPath);
-        try {
-          this.applyBytes(cache, readRange(fd, cache.size, stat.size), cache.size);
-        } finally {
-          closeSync(fd);
-        }
+        this.applyBytes(cache, readRange(cache.fd, cache.size, stat.size), cache.size);
         return cache;
       }
     }
@@ -159,15 +164,31 @@ export class FileStore implements Backend {
   private reload(): Cache {
     const fd = openRead(this.logPath);
     try {
-      const ino = fstatSync(fd).ino;
-      const size = fstatSync(fd).size;
-      const cache: Cache = { ino, size: 0, lines: 0, locks: new Map(), fence: 0, tombstones: [] };
+      const { ino, size } = fstatSync(fd);
+      const fence = this.cache?.fence ?? 0;
+      const cache: Cache = {
+        fd,
+        ino,
+        size: 0,
+        snapshotBytes: 0,
+        lines: 0,
+        locks: new Map(),
+        fence,
+        tombstones: [],
+      };
       this.applyBytes(cache, readRange(fd, 0, size), 0);
+      this.dropCache();
       this.cache = cache;
       return cache;
-    } finally {
+    } catch (error) {
       closeSync(fd);
+      throw error;
     }
+  }
+
+  private dropCache(): void {
+    if (this.cache !== null) closeSync(this.cache.fd);
+    this.cache = null;
   }
 
   /** Applies complete lines; a torn last line (its writer died mid-write) is cut off. */
@@ -192,9 +213,11 @@ export class FileStore implements Backend {
       if (typeof entry !== 'object' || entry === null || typeof entry.fence !== 'number')
         throw new Error('shape');
     } catch {
-      // We cannot know what this line granted: fail closed until someone breaks it.
+      // We cannot know what this line granted: fail closed until someone breaks it. A lost snapshot
+      // also lost the fence counter, so it restarts from the clock, above anything granted before.
       const id = `corrupt-${offset}`;
       cache.locks.set(id, unreadableRecord(id, now));
+      if (offset === 0) cache.fence = Math.max(cache.fence, now * 1000);
       return;
     }
     const records = (list: unknown, from: string): LockRecord[] =>
@@ -205,6 +228,7 @@ export class FileStore implements Backend {
         return unreadableRecord(id, now);
       });
     if (entry.t === 'snap') {
+      cache.snapshotBytes = Buffer.byteLength(line) + 1;
       cache.locks = new Map(records(entry.locks, `corrupt-${offset}`).map((r) => [r.id, r]));
       cache.fence = Math.max(cache.fence, entry.fence as number);
       cache.tombstones = Array.isArray(entry.tomb) ? (entry.tomb as Tombstone[]) : [];
@@ -264,7 +288,10 @@ export class FileStore implements Backend {
     } finally {
       if (eventsFd !== null) closeSync(eventsFd);
     }
-    if (cache.lines > COMPACT_AFTER_LINES && cache.lines > cache.locks.size) this.compact(cache);
+    const longLog = cache.lines > COMPACT_AFTER_LINES && cache.lines > cache.locks.size;
+    // Notes rewrite their whole record, so bytes can outgrow lines: compact on either.
+    const bigLog = cache.size > 4 * cache.snapshotBytes + COMPACT_AFTER_BYTES;
+    if (longLog || bigLog) this.compact(cache);
   }
 
   private compact(cache: Cache): void {
@@ -275,9 +302,13 @@ export class FileStore implements Backend {
       tomb: cache.tombstones,
     })}\n`;
     writeAtomic(this.logPath, snapshot);
-    const stat = lstatSync(this.logPath);
+    const fd = openRead(this.logPath);
+    closeSync(cache.fd);
+    cache.fd = fd;
+    const stat = fstatSync(fd);
     cache.ino = stat.ino;
     cache.size = stat.size;
+    cache.snapshotBytes = stat.size;
     cache.lines = 0;
     this.mutex.sweepDeadOwners();
   }
