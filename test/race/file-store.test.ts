@@ -317,6 +317,25 @@ describe('file store: the store mutex', () => {
     expect((await b.acquire(['src/a.ts'])).conflicts[0]?.agent_id).toBe('a');
   });
 
+  it('takes over even when a dead stealer left its takeover guard behind', async () => {
+    const s = setup('dead-guard');
+    expect((await (await s.open('a')).list()).status).toBe('listed');
+    const deadOwner = await sleeper();
+    const deadStealer = await sleeper();
+    await killAndWait(deadOwner.child);
+    await killAndWait(deadStealer.child);
+    plantMutex(s.store, deadOwner);
+    // The guard is a hard link to the stealer's owner file, exactly like the mutex itself.
+    const stealerFile = path.join(s.store, `owner.${deadStealer.pid}.feed`);
+    const info = { pid: deadStealer.pid, started: deadStealer.started, host: os.hostname(), nonce: 'feed' };
+    writeFileSync(stealerFile, JSON.stringify(info), { mode: 0o600 });
+    linkSync(stealerFile, path.join(s.store, 'mutex.takeover'));
+
+    const b = await s.open('b', { AGENT_LOCK_MUTEX_TIMEOUT: '5' });
+    expect((await b.acquire(['src/b.ts'])).status).toBe('acquired');
+    expect(readdirSync(s.store).filter((file) => file.startsWith('mutex'))).toEqual([]);
+  });
+
   it('takes over a mutex whose owner pid now belongs to another process (pid reuse)', async () => {
     const s = setup('reused-mutex');
     const a = await s.open('a');

@@ -6,7 +6,7 @@
  * the store; a live but stuck owner is waited for up to AGENT_LOCK_MUTEX_TIMEOUT, then reported.
  */
 import { randomBytes } from 'node:crypto';
-import { linkSync, lstatSync, readdirSync, renameSync, unlinkSync } from 'node:fs';
+import { linkSync, lstatSync, readdirSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import type { Holder } from '../../core/lock.js';
 import { AgentLockError } from '../../core/errors.js';
@@ -39,6 +39,7 @@ function readPrivateOrNull(file: string): Buffer | null {
 }
 
 const GARBAGE_OWNER_MS = 10_000;
+const GUARD_STALE_MS = 5_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class FileMutex {
@@ -174,22 +175,29 @@ export class FileMutex {
   }
 
   /**
-   * Moves the dead owner's mutex aside, then checks that what moved is what was judged dead: if a
-   * live process took the mutex in between (another stealer was faster), it is linked back.
+   * Takes over a dead owner's mutex. Takeovers are serialised by a second link, `mutex.takeover`:
+   * under it nobody else removes the mutex, and no live process can replace an existing one (its
+   * link fails), so the owner re-read under the guard is exactly what gets unlinked. (Moving the
+   * mutex aside and linking it back when the guess was wrong left a gap in which a third process
+   * could take the mutex alongside a live owner.)
    */
   private steal(dead: OwnerInfo | null): void {
-    const tomb = path.join(this.dir, `mutex.stale.${randomBytes(6).toString('hex')}`);
+    const guard = path.join(this.dir, 'mutex.takeover');
     try {
-      renameSync(this.mutexPath, tomb);
-    } catch {
+      linkSync(this.ownerPath, guard);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') this.clearAbandonedGuard(guard);
       return;
     }
-    const moved = parseOwner(readPrivate(tomb));
-    const same =
-      dead === null ? moved === null : moved !== null && moved !== 'missing' && moved.nonce === dead.nonce;
-    if (same) {
+    try {
+      const current = parseOwner(readPrivate(this.mutexPath));
+      const same =
+        dead === null
+          ? current === null
+          : current !== null && current !== 'missing' && current.nonce === dead.nonce;
+      if (!same) return;
+      unlinkSync(this.mutexPath);
       this.recovered = true;
-      this.sweepDeadOwners();
       if (dead !== null) {
         try {
           unlinkSync(path.join(this.dir, `owner.${dead.pid}.${dead.nonce}`));
@@ -197,13 +205,31 @@ export class FileMutex {
           // The dead owner's file may have been cleaned already.
         }
       }
-    } else {
+      this.sweepDeadOwners();
+    } finally {
       try {
-        linkSync(tomb, this.mutexPath);
+        if (lstatSync(guard).ino === this.ownerIno) unlinkSync(guard);
       } catch {
-        // Someone took the mutex meanwhile; the holder notices through holds() before committing.
+        // Already cleared as abandoned by someone else.
       }
     }
-    unlinkSync(tomb);
+  }
+
+  /**
+   * A takeover lasts microseconds, so a guard whose owner is dead, or that was linked more than a
+   * few seconds ago (link(2) sets the ctime), was abandoned mid-takeover and is removed.
+   */
+  private clearAbandonedGuard(guard: string): void {
+    try {
+      const owner = parseOwner(readPrivate(guard));
+      const deadOwner =
+        owner !== null &&
+        owner !== 'missing' &&
+        owner.host === this.me.host &&
+        !this.processAlive(owner.pid, owner.started);
+      if (deadOwner || Date.now() - lstatSync(guard).ctimeMs > GUARD_STALE_MS) unlinkSync(guard);
+    } catch {
+      // Gone meanwhile.
+    }
   }
 }
