@@ -111,7 +111,11 @@ class Cli {
 
   private who: Identity | null = null;
   identity(): Identity {
-    this.who ??= resolveIdentity(this.io.env, ancestorChain(this.io.holderPid ?? process.ppid), hostName());
+    this.who ??= resolveIdentity(
+      this.io.env,
+      ancestorChain(this.io.holderPid ?? (process.ppid > 0 ? process.ppid : process.pid)),
+      hostName(),
+    );
     return this.who;
   }
 
@@ -635,6 +639,10 @@ function envelope(
 
 function toAgentLockError(error: unknown): AgentLockError {
   if (error instanceof AgentLockError) return error;
+  if (error instanceof CommanderError && error.code === 'commander.help') {
+    // Only global flags, no command: commander's "(outputHelp)" is no message for a person.
+    return new AgentLockError('E_USAGE', 'no command given', { hint: 'see --help' });
+  }
   if (error instanceof CommanderError) {
     const text = error.message.replace(/^error:\s*/i, '').split('\n')[0] ?? error.message;
     return new AgentLockError('E_USAGE', text, { hint: 'see --help' });

@@ -3,7 +3,7 @@
  * Linux reads /proc (no child process, so the CLI starts fast); elsewhere `ps` answers.
  */
 import { createRequire } from 'node:module';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, readlinkSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { isPassThrough, type ProcessFacts } from '../core/identity.js';
@@ -11,7 +11,8 @@ import { isPassThrough, type ProcessFacts } from '../core/identity.js';
 // `ps` is only needed off Linux: loading child_process lazily keeps it out of the CLI's start-up.
 function execFileSync(file: string, args: string[], options: { encoding: 'utf8' }): string {
   const cp = createRequire(import.meta.url)('node:child_process') as typeof import('node:child_process');
-  return cp.execFileSync(file, args, options);
+  // lstart is printed in the locale's words: one fixed locale keeps every agent's stamps comparable.
+  return cp.execFileSync(file, args, { ...options, env: { ...process.env, LC_ALL: 'C' } });
 }
 
 const INTERPRETERS = new Set(['node', 'nodejs', 'bun', 'deno', 'python', 'python3', 'ruby', 'perl']);
@@ -116,22 +117,24 @@ export function ancestorChain(pid: number): ProcessFacts[] {
   const chain: ProcessFacts[] = [];
   if (onLinux) {
     let current = pid;
-    while (current > 1 && chain.length < 32) {
+    // pid 1 is included: a CLI started by init, a container entry point or a re-parented daemon
+    // has nothing else above it, and its locks then live with that process.
+    while (current >= 1 && chain.length < 32) {
       const facts = linuxFacts(current);
       if (facts === null) break;
       chain.push({ pid: facts.pid, started: facts.started, name: facts.name, user: facts.user });
-      if (!isPassThrough(facts.name)) break;
+      if (!isPassThrough(facts.name) || current === 1) break;
       current = facts.ppid;
     }
     return chain;
   }
   const table = psTable();
   let current = pid;
-  while (current > 1 && chain.length < 32) {
+  while (current >= 1 && chain.length < 32) {
     const row = table.get(current);
     if (row === undefined) break;
     chain.push({ pid: row.pid, started: row.started, name: row.name, user: row.user });
-    if (!isPassThrough(row.name)) break;
+    if (!isPassThrough(row.name) || current === 1) break;
     current = row.ppid;
   }
   return chain;
@@ -163,6 +166,25 @@ export function startStamp(pid: number): string {
   return psTable().get(pid)?.started ?? 'unknown';
 }
 
+let host: string | undefined;
+
+/**
+ * The host as liveness sees it: a pid means something only inside one pid namespace, so on Linux
+ * the namespace is part of the host (sandboxes that unshare pids keep the hostname). Processes in
+ * another namespace are then judged by age, like another machine, instead of being thought dead.
+ */
 export function hostName(): string {
-  return os.hostname();
+  if (host === undefined) {
+    host = os.hostname();
+    if (onLinux) {
+      try {
+        const ns = /\[(\d+)\]/.exec(readlinkSync('/proc/self/ns/pid'))?.[1];
+        // The initial namespace keeps the plain hostname, so ordinary hosts read as before.
+        if (ns !== undefined && ns !== '4026531836') host = `${host}~pidns${ns}`;
+      } catch {
+        // No namespace information: the hostname alone.
+      }
+    }
+  }
+  return host;
 }

@@ -809,3 +809,20 @@ describe('no answer prints a stack trace', () => {
     expect(STACK_FRAME.test(r.stdout + r.stderr)).toBe(false);
   });
 });
+
+describe('no command', () => {
+  it('prints help and exits 0 with no arguments at all', async () => {
+    const r = await box.run('A', []);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Usage:');
+  });
+
+  it('is a usage error when only global flags are given', async () => {
+    const text = await box.run('A', ['--dir', box.tree]);
+    expect(text.code).toBe(2);
+    expect(text.stderr).toBe('ERROR: alock: no command given (see --help)\n');
+    const json = await box.json('A', []);
+    expect(json.code).toBe(2);
+    expect(json.body.error?.code).toBe('E_USAGE');
+  });
+});
