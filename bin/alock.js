@@ -11,6 +11,11 @@ const code = await runCli(process.argv.slice(2), {
   env: process.env,
   cwd: process.cwd(),
   isTTY: process.stdout.isTTY === true,
+  stdin: async () => {
+    const chunks = [];
+    for await (const chunk of process.stdin) chunks.push(chunk);
+    return Buffer.concat(chunks).toString('utf8');
+  },
   programName: name === 'agent-lock' ? 'agent-lock' : 'alock',
 });
 process.exitCode = code;

@@ -13,6 +13,7 @@ import { parseSeconds } from '../core/config.js';
 import type { Lock } from '../core/lock.js';
 import { ancestorChain, hostName } from '../host/process.js';
 import { type Locks, openLocks } from '../locks.js';
+import type { Answer, CliContext } from './answer.js';
 import { completionScript } from './completion.js';
 import { COMMANDS, contractDocument, exitCodeFor, GLOBAL_FLAGS } from './contract.js';
 import { lockLines, paint, quoteArg, type Style } from './render.js';
@@ -21,6 +22,8 @@ declare const __VERSION__: string;
 export const VERSION = typeof __VERSION__ === 'string' ? __VERSION__ : '0.0.0-dev';
 
 export interface CliIo {
+  /** Reads all of standard input (hooks get their payload there). */
+  readonly stdin?: () => Promise<string>;
   readonly stdout: (text: string) => void;
   readonly stderr: (text: string) => void;
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -31,17 +34,6 @@ export interface CliIo {
   readonly programName?: string;
   /** The process above the CLI: the holder is chosen from here upward. Default: process.ppid. */
   readonly holderPid?: number;
-}
-
-interface Answer {
-  command: string;
-  status: string;
-  exitCode: number;
-  locks: Lock[];
-  conflicts: Lock[];
-  message: string;
-  text: string[];
-  extra?: Record<string, unknown>;
 }
 
 interface GlobalOptions {
@@ -69,7 +61,7 @@ const STATUS_WORD: Record<string, string> = {
   broken: 'BROKEN',
 };
 
-class Cli {
+class Cli implements CliContext {
   private locks: Locks | null = null;
   readonly style: Style;
   readonly name: string;
@@ -614,6 +606,17 @@ function buildProgram(cli: Cli, setAnswer: (a: Answer) => void, only: string | n
     ),
   );
   sub('init').action(act(() => init(cli)));
+  // Integrations load only when used: the MCP SDK and friends stay out of every other command's start-up.
+  sub('mcp').action(act(async () => (await import('../mcp/server.js')).mcpCommand(cli)));
+  sub('skill').action(
+    act(async (action: string, o) => (await import('../integrations/skill.js')).skillCommand(cli, action, o)),
+  );
+  sub('hooks').action(
+    act(async (action: string, o) => (await import('../integrations/hooks.js')).hooksCommand(cli, action, o)),
+  );
+  sub('guard').action(
+    act(async (hook: string) => (await import('../integrations/git-guard.js')).guardCommand(cli, hook)),
+  );
   return program;
 }
 
@@ -700,8 +703,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       io.stdout(helpText);
       return 0;
     }
-    if (program.opts().json) io.stdout(`${JSON.stringify(envelope(done, agentOf(cli), null))}\n`);
-    else io.stdout(`${done.text.join('\n')}\n`);
+    if (program.opts().json && !done.raw)
+      io.stdout(`${JSON.stringify(envelope(done, agentOf(cli), null))}\n`);
+    else if (done.raw) {
+      io.stdout(done.raw.stdout);
+      if (done.raw.stderr) io.stderr(done.raw.stderr);
+    } else io.stdout(`${done.text.join('\n')}\n`);
     return done.exitCode;
   } catch (error) {
     if (

@@ -672,6 +672,10 @@ describe('whoami, version, contract, completion, init', () => {
         'contract',
         'completion',
         'init',
+        'mcp',
+        'skill',
+        'hooks',
+        'guard',
       ].sort(),
     );
     expect(doc.commands.find((c) => c.name === 'list')?.aliases).toContain('ls');

@@ -1,0 +1,10 @@
+import { AgentLockError } from '../core/errors.js';
+import type { Answer, CliContext } from '../cli/answer.js';
+
+export async function hooksCommand(
+  _cli: CliContext,
+  _action: string,
+  _opts: Record<string, unknown>,
+): Promise<Answer> {
+  throw new AgentLockError('E_USAGE', 'hooks are not part of this build yet');
+}
