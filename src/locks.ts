@@ -32,12 +32,15 @@ import {
   decideRelease,
   decideRenew,
   decideResume,
+  type FrozenFile,
+  frozenDropped,
 } from './core/decide.js';
 import { AgentLockError } from './core/errors.js';
 import { type Identity, resolveIdentity } from './core/identity.js';
 import type { Holder, Mode } from './core/lock.js';
 import { parseScope } from './core/scope.js';
 import { ancestorChain, hostName, processAlive, startStamp } from './host/process.js';
+import { filesToFreeze, freeze as freezeFiles, thaw } from './host/freeze.js';
 import { findTree, fsProbe, storeDirFor } from './host/tree.js';
 
 export interface OpenLocksOptions {
@@ -56,6 +59,10 @@ export interface OpenLocksOptions {
 }
 
 export interface AcquireOptions {
+  /** Make the matched regular files read-only while the lock is held (restored on release). */
+  enforce?: boolean;
+  /** With enforce: allow more than 500 files. */
+  force?: boolean;
   intent?: string;
   /** Lease in seconds; default AGENT_LOCK_TTL_SECONDS, else none. */
   ttl?: number;
@@ -93,6 +100,8 @@ export interface Locks {
 
 const MAX_INTENT = 500;
 const MAX_NOTE = 2000;
+/** More files than this under --enforce needs --force: a typo'd scope should not freeze a tree. */
+const MAX_FROZEN = 500;
 
 function text(value: string | undefined, what: string, max: number, required: boolean): string | null {
   if (value === undefined) return null;
@@ -192,8 +201,15 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
       return { id: `lk_${randomBytes(8).toString('hex')}`, token, tokenHash: hashToken(token) };
     },
   });
+  // Every decision thaws the files its dropped locks had frozen, before its changes are committed:
+  // a crash in between leaves the records, and the next decision thaws again.
   const run = <T>(decide: (state: StoreState, ctx: DecisionContext) => Decided<T>): Promise<T> =>
-    backend.transact((state) => decide(state, context()));
+    backend.transact((state) => {
+      const decided = decide(state, context());
+      const dropped = frozenDropped(state, decided.changes);
+      if (dropped.length > 0) thaw(dropped);
+      return decided;
+    });
   const mode = (shared: boolean | undefined): Mode => (shared ? 'shared' : 'exclusive');
 
   return {
@@ -202,14 +218,39 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
     tree: { root: treeInfo.root, key: treeKey },
     backend,
     config,
-    acquire(scopes, opts = {}) {
+    async acquire(scopes, opts = {}) {
+      const wanted = targets(scopes);
+      let freeze: FrozenFile[][] | undefined;
+      if (opts.enforce) {
+        freeze = wanted.map((target) => filesToFreeze(target, treeInfo.root));
+        const total = freeze.reduce((n, files) => n + files.length, 0);
+        if (total > MAX_FROZEN && !opts.force) {
+          throw new AgentLockError(
+            'E_USAGE',
+            `--enforce would make ${total} files read-only (more than ${MAX_FROZEN})`,
+            { hint: 'claim a narrower scope, or pass --force' },
+          );
+        }
+      }
       const req = {
-        targets: targets(scopes),
+        targets: wanted,
+        ...(freeze ? { freeze } : {}),
         mode: mode(opts.shared),
         intent: text(opts.intent, 'intent', MAX_INTENT, false),
         ttlSeconds: checkedTtl(opts.ttl, config.defaultTtlSeconds),
       };
-      return run((state, ctx) => decideAcquire(state, ctx, req));
+      const outcome = await run((state, ctx) => decideAcquire(state, ctx, req));
+      // The files are changed only once the lock records them: whatever happens next, the record
+      // says what to restore.
+      if (outcome.status === 'acquired' && freeze) {
+        const modes = new Map(freeze.flat().map((f) => [f.path, f.mode]));
+        freezeFiles(
+          outcome.locks.flatMap((l) =>
+            l.frozen_paths.map((file) => ({ path: file, mode: modes.get(file) ?? 0o644 })),
+          ),
+        );
+      }
+      return outcome;
     },
     release(scopes, opts = {}) {
       const req = {

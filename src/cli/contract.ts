@@ -33,6 +33,8 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flags: '-m, --message <intent>', description: 'what you are about to do (shown to others)' },
       { flags: '--ttl <seconds>', description: 'lease: expires unless renewed' },
       { flags: '--shared', description: 'shared lock: conflicts only with exclusive ones' },
+      { flags: '--enforce', description: 'make the matched files read-only until release' },
+      { flags: '--force', description: 'with --enforce: allow more than 500 files' },
     ],
     ok: ['acquired', 'already_mine'],
     fail: ['held', 'parent_scope', 'interrupted'],

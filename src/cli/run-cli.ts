@@ -15,6 +15,7 @@ import { ancestorChain, hostName } from '../host/process.js';
 import { type Locks, openLocks } from '../locks.js';
 import type { Answer, CliContext } from './answer.js';
 import { completionScript } from './completion.js';
+import { envelope } from './envelope.js';
 import { COMMANDS, contractDocument, exitCodeFor, GLOBAL_FLAGS } from './contract.js';
 import { lockLines, paint, quoteArg, type Style } from './render.js';
 
@@ -187,20 +188,26 @@ function collect(value: string, previous: string[] = []): string[] {
 async function acquire(
   cli: Cli,
   scopes: string[],
-  opts: { message?: string; ttl?: string; shared?: boolean },
+  opts: { message?: string; ttl?: string; shared?: boolean; enforce?: boolean; force?: boolean },
 ) {
+  if (opts.force && !opts.enforce) throw new AgentLockError('E_USAGE', '--force goes with --enforce');
   const ttl = opts.ttl === undefined ? undefined : parseSeconds(opts.ttl, '--ttl');
   const locks = await cli.open();
   const outcome = await locks.acquire(scopes, {
     ...(opts.message !== undefined ? { intent: opts.message } : {}),
     ...(ttl !== undefined ? { ttl } : {}),
     shared: opts.shared === true,
+    enforce: opts.enforce === true,
+    force: opts.force === true,
   });
   const asked = scopes.map(quoteArg);
   switch (outcome.status) {
     case 'acquired': {
       const text = [cli.head('acquired', cli.scopes(outcome.locks)), ...cli.lines(outcome.locks)];
       for (const lock of outcome.locks) text.push(`  token ${lock.token} (proves ownership: --token)`);
+      const frozen = outcome.locks.reduce((n, l) => n + l.frozen_paths.length, 0);
+      if (opts.enforce)
+        text.push(`  froze ${frozen} ${frozen === 1 ? 'file' : 'files'} read-only until release`);
       const scopeArgs = outcome.locks.map((l) => quoteArg(l.scope)).join(' ');
       text.push(
         `next: do the work; ${cli.cmd(`note ${quoteArg(outcome.locks[0]!.scope)} "progress"`)} as you go; ${cli.cmd(`release ${scopeArgs}`)} when done`,
@@ -618,26 +625,6 @@ function buildProgram(cli: Cli, setAnswer: (a: Answer) => void, only: string | n
     act(async (hook: string) => (await import('../integrations/git-guard.js')).guardCommand(cli, hook)),
   );
   return program;
-}
-
-function envelope(
-  answer: Answer,
-  agent: { id: string; parentId: string | null } | null,
-  error: AgentLockError | null,
-) {
-  return {
-    schema: 'agent-lock/v1',
-    command: answer.command,
-    status: answer.status,
-    ok: answer.exitCode === 0,
-    exit_code: answer.exitCode,
-    agent: agent ? { id: agent.id, parent_id: agent.parentId } : null,
-    locks: answer.locks,
-    conflicts: answer.conflicts,
-    message: answer.message,
-    error: error ? { code: error.code, message: error.message } : null,
-    ...answer.extra,
-  };
 }
 
 function toAgentLockError(error: unknown): AgentLockError {

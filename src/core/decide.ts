@@ -84,8 +84,16 @@ export interface Decided<T> {
   readonly changes: Changes;
 }
 
+/** A file to make read-only for a lock, with the mode to restore it to. */
+export interface FrozenFile {
+  readonly path: string;
+  readonly mode: number;
+}
+
 export interface AcquireRequest {
   readonly targets: readonly Target[];
+  /** With --enforce: per target, the files to freeze once the claim is won (recorded before touched). */
+  readonly freeze?: readonly (readonly FrozenFile[])[];
   readonly mode: Mode;
   readonly intent: string | null;
   readonly ttlSeconds: number | null;
@@ -208,8 +216,11 @@ class Decision {
       }
     }
     for (const record of doomed) {
-      if (record.notes.length > 0) this.put({ ...record, status: 'orphaned', expires_at: null });
-      else this.remove(record);
+      // An orphan blocks nobody, so its frozen files are thawed (frozen_paths cleared; the store's
+      // caller restores the modes of every frozen file a decision drops, before committing).
+      if (record.notes.length > 0) {
+        this.put({ ...record, status: 'orphaned', expires_at: null, frozen_paths: [], frozen_modes: [] });
+      } else this.remove(record);
     }
   }
 }
@@ -275,6 +286,7 @@ function grant(
   intent: string | null,
   ttlSeconds: number | null,
   notes: LockRecord['notes'] = [],
+  frozen: readonly FrozenFile[] = [],
 ): { record: LockRecord; token: string } {
   const { caller, now } = d.ctx;
   const { id, token, tokenHash } = d.ctx.newLock();
@@ -296,7 +308,8 @@ function grant(
     ttl_seconds: ttlSeconds,
     status: 'active',
     fence: d.nextFence(),
-    frozen_paths: [],
+    frozen_paths: frozen.map((f) => f.path),
+    frozen_modes: frozen.map((f) => f.mode),
     notes,
     token_hash: tokenHash,
   };
@@ -397,7 +410,11 @@ export function decideAcquire(
         orphans.map((r) => d.view(r)),
       ),
     );
-  const granted = wanted.map((target) => grant(d, target, req.mode, req.intent, req.ttlSeconds));
+  const granted = req.targets.flatMap((target, i) =>
+    found.covering[i] === undefined
+      ? [grant(d, target, req.mode, req.intent, req.ttlSeconds, [], req.freeze?.[i] ?? [])]
+      : [],
+  );
   return d.done(
     outcome(
       'acquired',
@@ -655,6 +672,26 @@ export function decideBreak(
       broken.map((r) => d.view(r)),
     ),
   );
+}
+
+/** Frozen files a decision lets go of (released, broken, reaped or orphaned locks): to be thawed. */
+export function frozenDropped(state: StoreState, changes: Changes): FrozenFile[] {
+  const dropped: FrozenFile[] = [];
+  const keep = (before: LockRecord, after: LockRecord | undefined) => {
+    const still = new Set(after?.frozen_paths ?? []);
+    before.frozen_paths.forEach((file, i) => {
+      if (!still.has(file)) dropped.push({ path: file, mode: before.frozen_modes?.[i] ?? 0o644 });
+    });
+  };
+  for (const id of changes.del) {
+    const before = state.locks.get(id);
+    if (before && before.frozen_paths.length > 0) keep(before, undefined);
+  }
+  for (const after of changes.put) {
+    const before = state.locks.get(after.id);
+    if (before && before.frozen_paths.length > 0) keep(before, after);
+  }
+  return dropped;
 }
 
 /** True when the changes would write nothing (reads need no commit). */

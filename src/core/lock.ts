@@ -37,7 +37,10 @@ export interface LockRecord {
   readonly ttl_seconds: number | null;
   readonly status: LockStatus;
   readonly fence: number;
+  /** Files made read-only for this lock (absolute paths), restored on release, break and orphaning. */
   readonly frozen_paths: readonly string[];
+  /** The mode each frozen file had before (same order as frozen_paths): exactly what was changed. */
+  readonly frozen_modes?: readonly number[];
   readonly notes: readonly Note[];
   /** sha256 of the lease token; the token itself is shown once, to the taker. */
   readonly token_hash: string;
@@ -174,6 +177,7 @@ export function isLockRecord(value: unknown): value is LockRecord {
     (r.status === 'active' || r.status === 'orphaned') &&
     num('fence') &&
     Array.isArray(r.frozen_paths) &&
+    (r.frozen_modes === undefined || Array.isArray(r.frozen_modes)) &&
     Array.isArray(r.notes) &&
     (r.notes as unknown[]).every(
       (n) =>
