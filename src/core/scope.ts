@@ -117,7 +117,13 @@ export function scopeFromPattern(pattern: string, kind: Scope['kind']): Scope {
 
 // Extglobs and negation are off so that the fixed part really is a literal prefix of every match:
 // `!src/**` or `@(a|b)` would otherwise match paths outside the fixed part and break exclusion.
-const MATCH_OPTIONS: picomatchType.PicomatchOptions = { dot: true, noextglob: true, nonegate: true };
+// `flags: 's'`: picomatch builds `**` from a regex `.`, which would skip file names with a newline.
+const MATCH_OPTIONS: picomatchType.PicomatchOptions = {
+  dot: true,
+  noextglob: true,
+  nonegate: true,
+  flags: 's',
+};
 const matchers = new Map<string, (candidate: string) => boolean>();
 // Loaded on the first glob match, not at start-up: most CLI calls never match a glob, and loading
 // picomatch is a tenth of the CLI's cold start.

@@ -341,3 +341,12 @@ describe('folder names that look like patterns', () => {
     expect(scopesOverlap(inBracketFolder, sibling)).toBe(true);
   });
 });
+
+describe('odd file names', () => {
+  it('matches a name containing a newline under ** like any other name', () => {
+    const folder = parseScope('src/**', ctx());
+    expect(
+      scopesOverlap(folder, { kind: 'path', pattern: 'src/a\nb.ts', glob: false, fixed: ['src', 'a\nb.ts'] }),
+    ).toBe(true);
+  });
+});
