@@ -1,0 +1,23 @@
+import type { AgentLockError } from '../core/errors.js';
+import type { Answer } from './answer.js';
+
+/** The one JSON object `--json` prints, and the MCP tools' structured output: the same shape for both. */
+export function envelope(
+  answer: Answer,
+  agent: { id: string; parentId: string | null } | null,
+  error: AgentLockError | null,
+) {
+  return {
+    schema: 'agent-lock/v1',
+    command: answer.command,
+    status: answer.status,
+    ok: answer.exitCode === 0,
+    exit_code: answer.exitCode,
+    agent: agent ? { id: agent.id, parent_id: agent.parentId } : null,
+    locks: answer.locks,
+    conflicts: answer.conflicts,
+    message: answer.message,
+    error: error ? { code: error.code, message: error.message } : null,
+    ...answer.extra,
+  };
+}

@@ -1,0 +1,353 @@
+/**
+ * The contract's verbs as MCP tools. Each answers with the CLI's `--json` envelope as structured
+ * output; a refusal (an exit-1 answer) and an error are tool errors carrying that same envelope, so
+ * an agent reads one shape whichever way it talks to agent-lock.
+ */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import * as z from 'zod';
+import type { Answer } from '../cli/answer.js';
+import { exitCodeFor } from '../cli/contract.js';
+import { envelope } from '../cli/envelope.js';
+import type { Outcome } from '../core/decide.js';
+import { AgentLockError } from '../core/errors.js';
+import type { Lock } from '../core/lock.js';
+import type { Locks } from '../locks.js';
+import { type Agents, asAgentLockError } from './agents.js';
+
+const lockSchema = z.looseObject({
+  id: z.string(),
+  scope: z.string(),
+  kind: z.enum(['path', 'resource']),
+  mode: z.enum(['exclusive', 'shared']),
+  agent_id: z.string(),
+  parent_agent_id: z.string().nullable(),
+  intent: z.string().nullable(),
+  tree: z.string().nullable(),
+  host: z.string(),
+  pid: z.number(),
+  started: z.string(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  expires_at: z.string().nullable(),
+  ttl_seconds: z.number().nullable(),
+  status: z.enum(['active', 'orphaned']),
+  fence: z.number(),
+  frozen_paths: z.array(z.string()),
+  notes: z.array(z.object({ at: z.string(), text: z.string() })),
+  stale: z.boolean(),
+  token: z.string().optional().describe("the lease token: only in the taker's own acquire or resume answer"),
+});
+
+/** The `--json` envelope (schema agent-lock/v1). */
+export const envelopeSchema = z.looseObject({
+  schema: z.literal('agent-lock/v1'),
+  command: z.string(),
+  status: z.string().describe('the answer: acquired, held, released, free, error, ...'),
+  ok: z.boolean().describe('true for the answers you hoped for (exit 0)'),
+  exit_code: z.number().describe('the CLI exit code of this answer: 0 ok, 1 refusal or miss, 2 error'),
+  agent: z.object({ id: z.string(), parent_id: z.string().nullable() }).nullable(),
+  locks: z.array(lockSchema),
+  conflicts: z.array(lockSchema).describe('the locks that stand in the way'),
+  message: z.string(),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+});
+
+const scopes = z
+  .array(z.string())
+  .describe('files, folders, globs (relative to the server folder) or @resources');
+const agentId = z
+  .string()
+  .optional()
+  .describe("act as this agent (a sub-agent of the server); default: the server's own identity");
+const token = z.string().optional().describe('the lease token from acquire: proves ownership');
+const ttl = z.number().optional().describe('lease in whole seconds: the lock expires unless renewed');
+
+type Said = { outcome: Outcome<string>; message: string };
+
+const scopeList = (locks: Lock[]) => locks.map((l) => l.scope).join(' ');
+const holders = (locks: Lock[]) => [...new Set(locks.map((l) => l.agent_id))].join(', ');
+
+function toolResult(body: ReturnType<typeof envelope>, isError: boolean): CallToolResult {
+  return {
+    content: [{ type: 'text', text: JSON.stringify(body) }],
+    structuredContent: body,
+    ...(isError ? { isError: true } : {}),
+  };
+}
+
+/** Runs one verb as the named agent and turns its outcome (or failure) into the envelope. */
+async function answer(
+  agents: Agents,
+  command: string,
+  agent: string | undefined,
+  verb: (locks: Locks) => Promise<Said>,
+): Promise<CallToolResult> {
+  try {
+    const locks = await agents.forAgent(agent);
+    const { outcome, message } = await verb(locks);
+    const exitCode = exitCodeFor(command, outcome.status);
+    const said: Answer = {
+      command,
+      status: outcome.status,
+      exitCode,
+      locks: outcome.locks,
+      conflicts: outcome.conflicts,
+      message,
+      text: [],
+    };
+    return toolResult(envelope(said, locks.agent, null), exitCode !== 0);
+  } catch (error) {
+    const failure = asAgentLockError(error);
+    const blank: Answer = {
+      command,
+      status: 'error',
+      exitCode: 2,
+      locks: [],
+      conflicts: [],
+      message: failure.hint ? `${failure.message} (${failure.hint})` : failure.message,
+      text: [],
+    };
+    return toolResult(envelope(blank, agents.describe(agent), failure), true);
+  }
+}
+
+function heldBy(outcome: Outcome<string>, asked: string): string {
+  return `${asked} held by ${holders(outcome.conflicts)}: work elsewhere, ask them, or check again later`;
+}
+
+export function registerContractTools(server: McpServer, agents: Agents): void {
+  const outputSchema = envelopeSchema;
+
+  server.registerTool(
+    'acquire',
+    {
+      title: 'Claim scopes',
+      description:
+        'Claim files, folders, globs or @resources before writing to them, all or nothing. Refusals (held, parent_scope, interrupted) are tool errors naming the holders.',
+      inputSchema: {
+        scopes,
+        intent: z.string().optional().describe('what you are about to do (shown to other agents)'),
+        ttl,
+        shared: z.boolean().optional().describe('a shared claim: conflicts only with exclusive ones'),
+        agent_id: agentId,
+      },
+      outputSchema,
+    },
+    (args) =>
+      answer(agents, 'acquire', args.agent_id, async (locks) => {
+        const outcome = await locks.acquire(args.scopes, {
+          ...(args.intent !== undefined ? { intent: args.intent } : {}),
+          ...(args.ttl !== undefined ? { ttl: args.ttl } : {}),
+          shared: args.shared === true,
+        });
+        const asked = args.scopes.join(' ');
+        const message = {
+          acquired: `acquired ${scopeList(outcome.locks)}: note progress as you go, release when done`,
+          already_mine: `already yours: covered by ${scopeList(outcome.locks)}`,
+          held: heldBy(outcome, asked),
+          parent_scope: `parent_scope: ${outcome.conflicts[0]?.agent_id ?? 'your parent'} holds exactly ${asked}; claim something narrower inside it`,
+          interrupted: `interrupted work on ${asked}: its holder is gone and left notes; resume it, or break it to discard it`,
+        }[outcome.status];
+        return { outcome, message };
+      }),
+  );
+
+  server.registerTool(
+    'release',
+    {
+      title: 'Release locks',
+      description:
+        "Release your (or your sub-agents') locks on exactly these scopes, or all of them with all: true.",
+      inputSchema: {
+        scopes: scopes.optional(),
+        all: z.boolean().optional().describe('release every lock of yours and your sub-agents'),
+        token,
+        agent_id: agentId,
+      },
+      outputSchema,
+    },
+    (args) =>
+      answer(agents, 'release', args.agent_id, async (locks) => {
+        const list = args.scopes ?? [];
+        if (args.all && list.length > 0) throw usage('release takes scopes or all, not both');
+        if (!args.all && list.length === 0) throw usage('release needs scopes or all: true');
+        const outcome = await locks.release(
+          args.all ? { all: true } : list,
+          args.token ? { token: args.token } : {},
+        );
+        const asked = args.all ? 'all' : list.join(' ');
+        const message = {
+          released: `released ${outcome.locks.length === 0 ? '(you held nothing)' : scopeList(outcome.locks)}`,
+          refused: `refused: ${asked} is held by ${holders(outcome.conflicts)}, not you`,
+          not_found: `not locked: ${asked}`,
+        }[outcome.status];
+        return { outcome, message };
+      }),
+  );
+
+  server.registerTool(
+    'renew',
+    {
+      title: 'Renew leases',
+      description: "Extend the lease of your locks (ttl: new length; default the lease's own).",
+      inputSchema: { scopes, ttl, token, agent_id: agentId },
+      outputSchema,
+    },
+    (args) =>
+      answer(agents, 'renew', args.agent_id, async (locks) => {
+        const outcome = await locks.renew(args.scopes, {
+          ...(args.ttl !== undefined ? { ttl: args.ttl } : {}),
+          ...(args.token ? { token: args.token } : {}),
+        });
+        const asked = args.scopes.join(' ');
+        const renewed = outcome.locks
+          .map((l) => (l.ttl_seconds ? `${l.scope} for ${l.ttl_seconds}s` : `${l.scope} (no TTL)`))
+          .join(', ');
+        const message = {
+          renewed: `renewed ${renewed}`,
+          expired: `expired: ${asked}; acquire it again (you get a new fence)`,
+          refused: `refused: ${asked} is held by someone else`,
+          not_found: `not locked: you hold no lock on exactly ${asked}`,
+        }[outcome.status];
+        return { outcome, message };
+      }),
+  );
+
+  server.registerTool(
+    'check',
+    {
+      title: 'Check scopes',
+      description: 'Would these scopes be granted? free, mine, or held (a tool error naming the holders).',
+      inputSchema: {
+        scopes,
+        shared: z.boolean().optional().describe('check for a shared claim'),
+        agent_id: agentId,
+      },
+      outputSchema,
+      annotations: { readOnlyHint: true },
+    },
+    (args) =>
+      answer(agents, 'check', args.agent_id, async (locks) => {
+        const outcome = await locks.check(args.scopes, { shared: args.shared === true });
+        const asked = args.scopes.join(' ');
+        const message = {
+          free: `free: ${asked}`,
+          mine: `yours: ${asked} (covered by ${scopeList(outcome.locks)})`,
+          held: heldBy(outcome, asked),
+        }[outcome.status];
+        return { outcome, message };
+      }),
+  );
+
+  server.registerTool(
+    'list',
+    {
+      title: 'List locks',
+      description: 'Every lock in the store.',
+      inputSchema: {},
+      outputSchema,
+      annotations: { readOnlyHint: true },
+    },
+    () =>
+      answer(agents, 'list', undefined, async (locks) => {
+        const outcome = await locks.list();
+        return { outcome, message: `${outcome.locks.length} locks` };
+      }),
+  );
+
+  server.registerTool(
+    'mine',
+    {
+      title: 'My locks',
+      description: "Your locks and your sub-agents'.",
+      inputSchema: { agent_id: agentId },
+      outputSchema,
+      annotations: { readOnlyHint: true },
+    },
+    (args) =>
+      answer(agents, 'mine', args.agent_id, async (locks) => {
+        const outcome = await locks.mine();
+        return { outcome, message: `${outcome.locks.length} locks of ${locks.agent.id}` };
+      }),
+  );
+
+  server.registerTool(
+    'note',
+    {
+      title: 'Note progress',
+      description:
+        'Write a progress note into your lock: if you are interrupted, the next agent resumes with it.',
+      inputSchema: {
+        scope: z.string().describe('the scope of your lock, exactly as acquired'),
+        text: z.string().describe('what is done and what is left'),
+        token,
+        agent_id: agentId,
+      },
+      outputSchema,
+    },
+    (args) =>
+      answer(agents, 'note', args.agent_id, async (locks) => {
+        const outcome = await locks.note(args.scope, args.text, args.token ? { token: args.token } : {});
+        const message = {
+          noted: `noted ${args.scope} (${outcome.locks[0]?.notes.length ?? 0} notes)`,
+          refused: `refused: ${args.scope} is held by someone else`,
+          not_found: `not locked: you hold no lock on exactly ${args.scope}; acquire it first`,
+        }[outcome.status];
+        return { outcome, message };
+      }),
+  );
+
+  server.registerTool(
+    'resume',
+    {
+      title: 'Resume interrupted work',
+      description: 'Take over an orphaned lock (its holder is gone and left notes) on exactly this scope.',
+      inputSchema: { scope: z.string(), agent_id: agentId },
+      outputSchema,
+    },
+    (args) =>
+      answer(agents, 'resume', args.agent_id, async (locks) => {
+        const outcome = await locks.resume(args.scope);
+        const message = {
+          resumed: `resumed ${outcome.locks[0]?.scope ?? args.scope} from ${outcome.conflicts[0]?.agent_id ?? '?'}: read its notes`,
+          held: heldBy(outcome, args.scope),
+          not_found: `no interrupted work on exactly ${args.scope}`,
+        }[outcome.status];
+        return { outcome, message };
+      }),
+  );
+
+  server.registerTool(
+    'break',
+    {
+      title: 'Break locks',
+      description:
+        'Remove any lock, whoever holds it (recorded with your id and reason). Only for abandoned locks.',
+      inputSchema: {
+        scopes: scopes.optional(),
+        ids: z.array(z.string()).optional().describe('lock ids (for unreadable records)'),
+        reason: z.string().optional().describe('why, for the record'),
+      },
+      outputSchema,
+      annotations: { destructiveHint: true },
+    },
+    (args) =>
+      answer(agents, 'break', undefined, async (locks) => {
+        const outcome = await locks.breakLock(args.scopes ?? [], {
+          ...(args.reason !== undefined ? { reason: args.reason } : {}),
+          ids: args.ids ?? [],
+        });
+        const asked = [...(args.scopes ?? []), ...(args.ids ?? [])].join(' ');
+        const message =
+          outcome.status === 'broken'
+            ? `broken ${scopeList(outcome.locks)} (was held by ${holders(outcome.locks)}; recorded)`
+            : `not locked: ${asked}`;
+        return { outcome, message };
+      }),
+  );
+}
+
+function usage(message: string): AgentLockError {
+  return new AgentLockError('E_USAGE', message);
+}

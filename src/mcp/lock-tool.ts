@@ -1,0 +1,105 @@
+/**
+ * `lock`: the shape agents know from lease servers, {action, key, ttl}, over the same store. A key
+ * is a resource (`build` means `@build`); every answer is one short sentence.
+ */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import * as z from 'zod';
+import type { Lock } from '../core/lock.js';
+import type { Locks } from '../locks.js';
+import { type Agents, asAgentLockError } from './agents.js';
+
+const ACTIONS = ['acquire', 'release', 'renew', 'status'] as const;
+type Action = (typeof ACTIONS)[number];
+
+const NOT_HELD = 'not held (or owned by someone else)';
+
+const inputSchema = {
+  action: z
+    .enum(ACTIONS, {
+      error: (issue) =>
+        issue.input === undefined
+          ? 'action is required (acquire, release, renew or status)'
+          : `unknown action ${JSON.stringify(issue.input)} (use acquire, release, renew or status)`,
+    })
+    .describe('acquire, release, renew, or status'),
+  key: z
+    .string({ error: 'key is required (the name of the resource to lock)' })
+    .trim()
+    .min(1, { error: 'key is required (the name of the resource to lock)' })
+    .describe('a resource name, e.g. deploy or @deploy'),
+  ttl: z
+    .number({ error: 'ttl must be a number of seconds' })
+    .gt(0, { error: 'ttl must be more than 0 seconds' })
+    .default(30)
+    .describe('lease in seconds for acquire and renew (default 30)'),
+  agent_id: z
+    .string()
+    .optional()
+    .describe("act as this agent (a sub-agent of the server); default: the server's own identity"),
+};
+
+function left(lock: Lock | undefined, now: number): string {
+  if (lock?.expires_at == null) return 'no TTL';
+  return `${Math.max(0, Math.ceil((Date.parse(lock.expires_at) - now) / 1000))}s left`;
+}
+
+async function decide(locks: Locks, action: Action, key: string, ttl: number): Promise<string> {
+  switch (action) {
+    case 'acquire': {
+      const outcome = await locks.acquire(key, { ttl });
+      const lock = outcome.locks[0];
+      if (outcome.status === 'acquired') return `acquired (fence ${lock?.fence}, token ${lock?.token})`;
+      if (outcome.status === 'already_mine') {
+        return `acquired (already held by me: fence ${lock?.fence}, ${left(lock, Date.now())})`;
+      }
+      return 'held by someone else';
+    }
+    case 'release': {
+      const outcome = await locks.release(key);
+      return outcome.status === 'released' ? 'released' : NOT_HELD;
+    }
+    case 'renew': {
+      const outcome = await locks.renew(key, { ttl });
+      if (outcome.status === 'renewed') return `renewed ${key} for ${ttl}s`;
+      // An expired lease is never revived: the holder must take it again, with a new fence.
+      if (outcome.status === 'expired') return `${NOT_HELD}: the lease on ${key} expired, acquire it again`;
+      return NOT_HELD;
+    }
+    case 'status': {
+      const outcome = await locks.check(key);
+      const now = Date.now();
+      if (outcome.status === 'free') return `${key} is free`;
+      if (outcome.status === 'mine') return `${key} held by me (${left(outcome.locks[0], now)})`;
+      const holders = [...new Set(outcome.conflicts.map((l) => l.agent_id))].join(', ');
+      return `${key} held by another holder (${holders}) (${left(outcome.conflicts[0], now)})`;
+    }
+  }
+}
+
+const sentence = (text: string, isError = false): CallToolResult => ({
+  content: [{ type: 'text', text }],
+  ...(isError ? { isError: true } : {}),
+});
+
+export function registerLockTool(server: McpServer, agents: Agents): void {
+  server.registerTool(
+    'lock',
+    {
+      title: 'Named lease',
+      description:
+        'A named lease on a resource key: acquire, release, renew (for ttl seconds, default 30) or status. Answers in one sentence.',
+      inputSchema,
+    },
+    async (args) => {
+      const key = args.key.startsWith('@') ? args.key : `@${args.key}`;
+      try {
+        const locks = await agents.forAgent(args.agent_id);
+        return sentence(await decide(locks, args.action, key, args.ttl));
+      } catch (error) {
+        const failure = asAgentLockError(error);
+        return sentence(`error ${failure.code}: ${failure.message}`, true);
+      }
+    },
+  );
+}
