@@ -1,10 +1,191 @@
-import { AgentLockError } from '../core/errors.js';
+/**
+ * `alock hooks install --for claude` merges the PreToolUse hook into the project's Claude Code
+ * settings (every other key and hook kept, twice is once); `alock hooks claude-pre-tool-use` is that
+ * hook's runtime. `--git` belongs to the git guard.
+ */
+import {
+  type Stats,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import path from 'node:path';
 import type { Answer, CliContext } from '../cli/answer.js';
+import { AgentLockError } from '../core/errors.js';
+import { findTree } from '../host/tree.js';
+import { claudePreToolUse, HOOKED_TOOLS } from './claude-hook.js';
+
+const HOOK_ACTION = 'hooks claude-pre-tool-use';
+/** Ours, whichever way it was spelled (alock, agent-lock, npx, a node_modules/.bin path). */
+const OUR_HOOK = /(^|[\s/"'])(alock|agent-lock)["']?\s+hooks\s+claude-pre-tool-use(\s|$)/;
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function treeRoot(cli: CliContext): string {
+  const start = path.resolve(cli.io.cwd, cli.globals().dir ?? '.');
+  try {
+    return findTree(start).root;
+  } catch (error) {
+    throw new AgentLockError('E_USAGE', `the folder ${start} does not exist or cannot be read`, {
+      cause: error,
+      hint: 'run it inside the tree, or pass --dir',
+    });
+  }
+}
+
+/**
+ * The command Claude Code runs. A copy installed in the project is called by its path under
+ * $CLAUDE_PROJECT_DIR (set by Claude Code for hooks): no PATH needed, and none of the few hundred
+ * milliseconds `npx` would add to every tool call. Otherwise the program on PATH.
+ */
+export function hookCommand(root: string, name: string): string {
+  if (existsSync(path.join(root, 'node_modules', '.bin', name))) {
+    return `"$CLAUDE_PROJECT_DIR"/node_modules/.bin/${name} ${HOOK_ACTION}`;
+  }
+  return `${name} ${HOOK_ACTION}`;
+}
+
+function hasOurHook(entries: unknown[]): boolean {
+  return entries.some(
+    (entry) =>
+      isObject(entry) &&
+      Array.isArray(entry.hooks) &&
+      entry.hooks.some(
+        (hook) => isObject(hook) && typeof hook.command === 'string' && OUR_HOOK.test(hook.command),
+      ),
+  );
+}
+
+/** The indentation the file already uses, so a merge does not reformat someone's settings. */
+function indentOf(text: string): string | number {
+  const match = /\n([ \t]+)\S/.exec(text);
+  return match?.[1] ?? 2;
+}
+
+function installClaude(cli: CliContext): Answer {
+  const root = treeRoot(cli);
+  const shown = path.join(root, '.claude', 'settings.json');
+  // A symlinked settings file is written through (the link and where it points are kept).
+  const file = lstatSafe(shown)?.isSymbolicLink() ? realpathSync(shown) : shown;
+  let text: string | null = null;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  let settings: Json = {};
+  if (text !== null && text.trim() !== '') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (error) {
+      throw new AgentLockError(
+        'E_USAGE',
+        `${shown} is not valid JSON (${error instanceof Error ? error.message : error}); left unchanged`,
+        { hint: 'fix the file, then run this again' },
+      );
+    }
+    if (!isObject(parsed)) throw malformed(shown, 'it is not a JSON object');
+    settings = parsed;
+  }
+  const hooks = settings.hooks ?? {};
+  if (!isObject(hooks)) throw malformed(shown, '"hooks" is not an object');
+  const pre = hooks.PreToolUse ?? [];
+  if (!Array.isArray(pre)) throw malformed(shown, '"hooks.PreToolUse" is not a list');
+  const command = hookCommand(root, cli.name);
+  const extra = { hooks: { settings: shown, command, matcher: HOOKED_TOOLS.join('|') } };
+  if (hasOurHook(pre)) {
+    return {
+      command: 'hooks',
+      status: 'unchanged',
+      exitCode: 0,
+      locks: [],
+      conflicts: [],
+      message: `unchanged ${shown}`,
+      text: [`UNCHANGED ${shown} (the agent-lock PreToolUse hook is already there)`],
+      extra,
+    };
+  }
+  const entry = { matcher: HOOKED_TOOLS.join('|'), hooks: [{ type: 'command', command }] };
+  const next = { ...settings, hooks: { ...hooks, PreToolUse: [...pre, entry] } };
+  const body = `${JSON.stringify(next, null, text === null ? 2 : indentOf(text))}\n`;
+  writeAtomically(file, body, lstatSafe(file)?.mode);
+  return {
+    command: 'hooks',
+    status: 'installed',
+    exitCode: 0,
+    locks: [],
+    conflicts: [],
+    message: `installed the PreToolUse hook in ${shown}`,
+    text: [
+      `INSTALLED PreToolUse hook in ${shown}`,
+      `  ${HOOKED_TOOLS.join(', ')} -> ${command}`,
+      '  edits of files other agents hold are refused; each sub-agent runs shell commands with its own AGENT_ID',
+      'next: restart Claude Code (or review it in /hooks) so the hook is loaded',
+    ],
+    extra,
+  };
+}
+
+function malformed(file: string, why: string): AgentLockError {
+  return new AgentLockError('E_USAGE', `${file} is not what Claude Code expects: ${why}; left unchanged`, {
+    hint: 'fix the file, then run this again',
+  });
+}
+
+function lstatSafe(p: string): Stats | null {
+  try {
+    return lstatSync(p);
+  } catch {
+    return null;
+  }
+}
+
+/** Written aside and renamed over: Claude Code never reads half a settings file. */
+function writeAtomically(file: string, body: string, mode: number | undefined): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
+  try {
+    writeFileSync(temp, body, { flag: 'wx', mode: mode === undefined ? 0o644 : mode & 0o777 });
+    renameSync(temp, file);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
+  }
+}
 
 export async function hooksCommand(
-  _cli: CliContext,
-  _action: string,
-  _opts: Record<string, unknown>,
+  cli: CliContext,
+  action: string,
+  opts: Record<string, unknown>,
 ): Promise<Answer> {
-  throw new AgentLockError('E_USAGE', 'hooks are not part of this build yet');
+  if (action === 'claude-pre-tool-use') return claudePreToolUse(cli);
+  if (action !== 'install') {
+    throw new AgentLockError('E_USAGE', `unknown hooks action ${JSON.stringify(action)}`, {
+      hint: `${cli.name} hooks install --for claude, or ${cli.name} hooks install --git`,
+    });
+  }
+  if (opts.git === true) {
+    if (opts.for !== undefined)
+      throw new AgentLockError('E_USAGE', 'hooks install takes --for claude or --git, one at a time');
+    // The git guard's own module, loaded only for --git.
+    const { installGitHook } = await import('./git-guard.js');
+    return installGitHook(cli);
+  }
+  const agent = opts.for ?? 'claude';
+  if (agent !== 'claude') {
+    throw new AgentLockError('E_USAGE', `--for must be claude (got ${JSON.stringify(agent)})`, {
+      hint: `${cli.name} hooks install --for claude`,
+    });
+  }
+  return installClaude(cli);
 }
