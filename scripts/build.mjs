@@ -1,5 +1,6 @@
-// Bundles the CLI into one file (fast cold start: one module to load) and the library as ESM,
-// then emits type declarations.
+// Bundles the CLI into one file (fast cold start: one module to load, no chunks), each lazily loaded
+// command (MCP server, integrations) into a file of its own, and the library as ESM; then emits
+// type declarations.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
@@ -18,13 +19,41 @@ const common = {
 const banner = {
   js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
 };
+// The CLI's dynamic imports of these modules stay dynamic, pointing at their own bundles.
+const lazy = {
+  '../mcp/server.js': 'src/mcp/server.ts',
+  '../integrations/skill.js': 'src/integrations/skill.ts',
+  '../integrations/hooks.js': 'src/integrations/hooks.ts',
+  '../integrations/git-guard.js': 'src/integrations/git-guard.ts',
+};
+const lazyName = (spec) => `./lazy/${spec.split('/').pop()}`;
+const keepLazy = {
+  name: 'keep-lazy',
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/(mcp|integrations)\// }, (args) =>
+      args.kind === 'dynamic-import' && lazy[args.path]
+        ? { path: lazyName(args.path), external: true }
+        : undefined,
+    );
+  },
+};
 await build({
   ...common,
   banner,
   entryPoints: { cli: 'src/cli/run-cli.ts' },
   outdir: 'dist',
-  splitting: true,
   minify: true,
+  plugins: [keepLazy],
+});
+await build({
+  ...common,
+  banner,
+  entryPoints: Object.fromEntries(
+    Object.entries(lazy).map(([spec, file]) => [lazyName(spec).slice(2, -3), file]),
+  ),
+  outdir: 'dist',
+  minify: true,
+  plugins: [keepLazy],
 });
 await build({ ...common, entryPoints: { index: 'src/index.ts' }, outdir: 'dist', packages: 'external' });
 execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {

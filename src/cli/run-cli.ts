@@ -7,7 +7,7 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import type { Outcome } from '../core/decide.js';
-import { AgentLockError } from '../core/errors.js';
+import { AgentLockError, isAgentLockError } from '../core/errors.js';
 import { type Identity, resolveIdentity } from '../core/identity.js';
 import { parseSeconds } from '../core/config.js';
 import type { Lock } from '../core/lock.js';
@@ -628,7 +628,7 @@ function buildProgram(cli: Cli, setAnswer: (a: Answer) => void, only: string | n
 }
 
 function toAgentLockError(error: unknown): AgentLockError {
-  if (error instanceof AgentLockError) return error;
+  if (isAgentLockError(error)) return error;
   if (error instanceof CommanderError && error.code === 'commander.help') {
     // Only global flags, no command: commander's "(outputHelp)" is no message for a person.
     return new AgentLockError('E_USAGE', 'no command given', { hint: 'see --help' });

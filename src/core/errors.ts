@@ -32,6 +32,12 @@ export class AgentLockError extends Error {
   }
 }
 
+/**
+ * Recognises our errors by shape as well as by class: the CLI's lazily loaded commands are separate
+ * bundles, each with its own copy of this class, so `instanceof` alone would miss theirs.
+ */
 export function isAgentLockError(error: unknown): error is AgentLockError {
-  return error instanceof AgentLockError;
+  if (error instanceof AgentLockError) return true;
+  const e = error as { name?: unknown; code?: unknown } | null;
+  return typeof e === 'object' && e !== null && e.name === 'AgentLockError' && typeof e.code === 'string';
 }

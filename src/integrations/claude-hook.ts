@@ -15,7 +15,7 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import * as z from 'zod';
 import type { Answer, CliContext } from '../cli/answer.js';
-import { AgentLockError } from '../core/errors.js';
+import { AgentLockError, isAgentLockError } from '../core/errors.js';
 import type { Lock } from '../core/lock.js';
 import { findTree } from '../host/tree.js';
 import { openLocks } from '../locks.js';
@@ -217,7 +217,7 @@ async function checkEdit(
     try {
       outcome = await locks.check(file);
     } catch (error) {
-      if (error instanceof AgentLockError && error.code === 'E_SCOPE_OUTSIDE_TREE') {
+      if (isAgentLockError(error) && error.code === 'E_SCOPE_OUTSIDE_TREE') {
         return hookAnswer('allowed', null, `allowed: ${file} is outside the tree`, { file, agent });
       }
       throw error;
