@@ -76,7 +76,13 @@ function shellQuote(text: string): string {
 }
 
 /** Already names an agent (`AGENT_ID=x cmd`, `export AGENT_ID=x; ...`): the agent's choice stands. */
-const SETS_AGENT_ID = /(^|[^A-Za-z0-9_])AGENT_ID=/;
+const SETS_AGENT_ID = /(^|[^A-Za-z0-9_])(export\s+)?AGENT_ID=\S/;
+/**
+ * Only commands that can take or check a lock need the identity: `alock`, `agent-lock`, and `git`
+ * (its pre-commit guard). Claude Code matches permission rules against the rewritten command, so
+ * rewriting every command would make allowlisted ones prompt again.
+ */
+const NEEDS_IDENTITY = /(^|[\s;&|(`/$])(alock|agent-lock|git)(\s|$|;|&|\|)/;
 
 /**
  * The command with the agent's identity exported in front, or null when it sets AGENT_ID itself.
@@ -84,7 +90,7 @@ const SETS_AGENT_ID = /(^|[^A-Za-z0-9_])AGENT_ID=/;
  * and `cd sub && alock acquire x` would then claim as the parent.
  */
 export function withAgentId(command: string, agent: HookAgent): string | null {
-  if (SETS_AGENT_ID.test(command)) return null;
+  if (!NEEDS_IDENTITY.test(command) || SETS_AGENT_ID.test(command)) return null;
   const parent = agent.parentAgentId ? ` AGENT_PARENT_ID=${shellQuote(agent.parentAgentId)}` : '';
   return `export AGENT_ID=${shellQuote(agent.agentId)}${parent}; ${command}`;
 }

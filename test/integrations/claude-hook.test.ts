@@ -175,13 +175,13 @@ describe('alock hooks claude-pre-tool-use: shell commands', () => {
     const r = await hook(
       payload(
         'Bash',
-        { command: 'cd src && printenv AGENT_ID AGENT_PARENT_ID' },
+        { command: 'cd src && printenv AGENT_ID AGENT_PARENT_ID && git --version >/dev/null' },
         { agent_id: 'a1b2c3d4e5f6', agent_type: 'Explore' },
       ),
     );
     const command = r.output?.hookSpecificOutput?.updatedInput?.command as string;
     expect(command).toBe(
-      `export AGENT_ID=${MAIN}-a1b2c3d4 AGENT_PARENT_ID=${MAIN}; cd src && printenv AGENT_ID AGENT_PARENT_ID`,
+      `export AGENT_ID=${MAIN}-a1b2c3d4 AGENT_PARENT_ID=${MAIN}; cd src && printenv AGENT_ID AGENT_PARENT_ID && git --version >/dev/null`,
     );
     // Run it: the id reaches commands after `cd ... &&`, which a `VAR=x cmd` prefix would not.
     const printed = execFileSync('sh', ['-c', command], { cwd: sandbox.tree, encoding: 'utf8' });
@@ -191,7 +191,7 @@ describe('alock hooks claude-pre-tool-use: shell commands', () => {
   it('keeps sub-agents with look-alike ids apart', async () => {
     const ids = await Promise.all(
       ['agent_0001', 'agent_0002'].map(async (agent) => {
-        const r = await hook(payload('Bash', { command: 'true' }, { agent_id: agent }));
+        const r = await hook(payload('Bash', { command: 'alock mine' }, { agent_id: agent }));
         return r.output?.hookSpecificOutput?.updatedInput?.command as string;
       }),
     );
@@ -217,8 +217,26 @@ describe('alock hooks claude-pre-tool-use: shell commands', () => {
   it('rewrites shell commands even when the store is broken (they need no store)', async () => {
     const notAFolder = path.join(sandbox.outside, 'file');
     writeFileSync(notAFolder, 'x');
-    const r = await hook(payload('Bash', { command: 'ls' }), { AGENT_LOCK_DIR: notAFolder });
-    expect(r.output?.hookSpecificOutput?.updatedInput?.command).toBe(`export AGENT_ID=${MAIN}; ls`);
+    const r = await hook(payload('Bash', { command: 'git commit -m x' }), { AGENT_LOCK_DIR: notAFolder });
+    expect(r.output?.hookSpecificOutput?.updatedInput?.command).toBe(
+      `export AGENT_ID=${MAIN}; git commit -m x`,
+    );
+  });
+
+  it('leaves commands that cannot take or check a lock untouched, so permission rules still match', async () => {
+    for (const command of ['ls -la', 'npm test', 'cat alock.md', 'echo digit']) {
+      const r = await hook(payload('Bash', { command }, { agent_id: 'a1b2c3d4e5f6' }));
+      expect(r.stdout, command).toBe('');
+    }
+    for (const command of [
+      'alock acquire x',
+      'npx alock mine',
+      'cd a && git commit -m x',
+      './node_modules/.bin/alock list',
+    ]) {
+      const r = await hook(payload('Bash', { command }, { agent_id: 'a1b2c3d4e5f6' }));
+      expect(r.output?.hookSpecificOutput?.updatedInput?.command, command).toMatch(/^export AGENT_ID=/);
+    }
   });
 
   it('lets an edit outside every checkout through without creating a store for it', async () => {
