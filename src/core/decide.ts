@@ -410,9 +410,21 @@ export function decideAcquire(
         orphans.map((r) => d.view(r)),
       ),
     );
+  // A file another lock already froze reads as read-only now: record the mode that lock saved, so
+  // the last lock to let go restores the file's real mode.
+  const original = new Map<string, number>();
+  if (req.freeze) {
+    for (const record of d.live()) {
+      record.frozen_paths.forEach((file, i) => {
+        original.set(file, record.frozen_modes?.[i] ?? 0o644);
+      });
+    }
+  }
+  const frozenFor = (i: number) =>
+    (req.freeze?.[i] ?? []).map((f) => ({ path: f.path, mode: original.get(f.path) ?? f.mode }));
   const granted = req.targets.flatMap((target, i) =>
     found.covering[i] === undefined
-      ? [grant(d, target, req.mode, req.intent, req.ttlSeconds, [], req.freeze?.[i] ?? [])]
+      ? [grant(d, target, req.mode, req.intent, req.ttlSeconds, [], frozenFor(i))]
       : [],
   );
   return d.done(
@@ -691,7 +703,19 @@ export function frozenDropped(state: StoreState, changes: Changes): FrozenFile[]
     const before = state.locks.get(after.id);
     if (before && before.frozen_paths.length > 0) keep(before, after);
   }
-  return dropped;
+  if (dropped.length === 0) return dropped;
+  // A file that a surviving lock still has frozen stays frozen until that lock lets go too.
+  const removed = new Set(changes.del);
+  const written = new Map(changes.put.map((r) => [r.id, r]));
+  const stillFrozen = new Set<string>();
+  for (const [id, record] of state.locks) {
+    if (removed.has(id)) continue;
+    for (const file of (written.get(id) ?? record).frozen_paths) stillFrozen.add(file);
+  }
+  for (const record of changes.put) {
+    if (!state.locks.has(record.id)) for (const file of record.frozen_paths) stillFrozen.add(file);
+  }
+  return dropped.filter((f) => !stillFrozen.has(f.path));
 }
 
 /** True when the changes would write nothing (reads need no commit). */

@@ -39,8 +39,10 @@ export function filesToFreeze(target: Target, root: string): FrozenFile[] {
     }
     for (const entry of entries) {
       const full = path.join(dir, entry.name);
+      // `.git` is a folder in a clone and a file in a linked worktree: neither is ever touched.
+      if (entry.name === '.git') continue;
       if (entry.isDirectory()) {
-        if (entry.name !== '.git') walk(full);
+        walk(full);
       } else if (entry.isFile() && globMatches(scope, path.relative(root, full).split(path.sep).join('/'))) {
         found.push({ path: full, mode: regularMode(full) ?? 0o644 });
       }

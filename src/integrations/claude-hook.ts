@@ -15,7 +15,7 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import * as z from 'zod';
 import type { Answer, CliContext } from '../cli/answer.js';
-import { AgentLockError, isAgentLockError } from '../core/errors.js';
+import { isAgentLockError } from '../core/errors.js';
 import type { Lock } from '../core/lock.js';
 import { findTree } from '../host/tree.js';
 import { openLocks } from '../locks.js';

@@ -137,3 +137,45 @@ describe('acquire with enforce', () => {
     }
   });
 });
+
+describe('enforce with overlapping locks', () => {
+  it('restores the real mode only when the last of two shared locks on a file lets go', async () => {
+    const a = await open('a');
+    const b = await open('b');
+    const file = path.join(tree, 'src/a.ts');
+    const before = mode(file);
+    expect((await a.acquire('src/a.ts', { shared: true, enforce: true })).status).toBe('acquired');
+    expect((await b.acquire('src/a.ts', { shared: true, enforce: true })).status).toBe('acquired');
+    expect((await a.release('src/a.ts')).status).toBe('released');
+    expect(mode(file) & 0o222).toBe(0);
+    expect((await b.release('src/a.ts')).status).toBe('released');
+    expect(mode(file)).toBe(before);
+  });
+
+  it('keeps a child-frozen file read-only after the parent releases, and restores it after the child', async () => {
+    const parent = await open('p');
+    const child = await openLocks({
+      dir: tree,
+      storeDir: store,
+      identity: { agentId: 'c', parentAgentId: 'p' },
+      env: {},
+    });
+    handles.push(child);
+    const file = path.join(tree, 'src/lib/b.ts');
+    expect((await parent.acquire('src/**', { enforce: true })).status).toBe('acquired');
+    expect((await child.acquire('src/lib/b.ts', { enforce: true })).status).toBe('acquired');
+    expect((await parent.release('src/**')).status).toBe('released');
+    expect(mode(file)).toBe(0o400);
+    expect(mode(path.join(tree, 'src/a.ts')) & 0o200).toBe(0o200);
+    expect((await child.release('src/lib/b.ts')).status).toBe('released');
+    expect(mode(file)).toBe(0o600);
+  });
+
+  it('never freezes the .git file of a linked worktree', async () => {
+    writeFileSync(path.join(tree, 'src/.git'), 'gitdir: /elsewhere\n', { mode: 0o644 });
+    const a = await open('a');
+    const won = await a.acquire('src/**', { enforce: true });
+    expect(won.locks[0]?.frozen_paths).not.toContain(path.join(tree, 'src/.git'));
+    expect(mode(path.join(tree, 'src/.git'))).toBe(0o644);
+  });
+});
