@@ -21,3 +21,8 @@ export function envelope(
     ...answer.extra,
   };
 }
+
+/** The answer behind an error envelope: status `error`, exit code 2, nothing locked. */
+export function errorAnswer(command: string, message: string): Answer {
+  return { command, status: 'error', exitCode: 2, locks: [], conflicts: [], message, text: [] };
+}

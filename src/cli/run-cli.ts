@@ -7,7 +7,7 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import type { Outcome } from '../core/decide.js';
-import { AgentLockError, isAgentLockError } from '../core/errors.js';
+import { AgentLockError, asAgentLockError, isAgentLockError } from '../core/errors.js';
 import { type Identity, resolveIdentity } from '../core/identity.js';
 import { parseSeconds } from '../core/config.js';
 import type { Lock } from '../core/lock.js';
@@ -15,7 +15,7 @@ import { ancestorChain, hostName } from '../host/process.js';
 import { type Locks, openLocks } from '../locks.js';
 import type { Answer, CliContext } from './answer.js';
 import { completionScript } from './completion.js';
-import { envelope } from './envelope.js';
+import { envelope, errorAnswer } from './envelope.js';
 import { COMMANDS, contractDocument, exitCodeFor, GLOBAL_FLAGS } from './contract.js';
 import { lockLines, paint, quoteArg, type Style } from './render.js';
 
@@ -637,18 +637,7 @@ function toAgentLockError(error: unknown): AgentLockError {
     const text = error.message.replace(/^error:\s*/i, '').split('\n')[0] ?? error.message;
     return new AgentLockError('E_USAGE', text, { hint: 'see --help' });
   }
-  const code = (error as NodeJS.ErrnoException)?.code;
-  const message = error instanceof Error ? error.message : String(error);
-  if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) {
-    return new AgentLockError('E_STORE_UNREADABLE', message, {
-      cause: error,
-      hint: 'check the store folder and its permissions',
-    });
-  }
-  return new AgentLockError('E_INTERNAL', `internal error: ${message}`, {
-    cause: error,
-    hint: 'please report it',
-  });
+  return asAgentLockError(error);
 }
 
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
@@ -708,16 +697,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     const failure = toAgentLockError(error);
     const line = `ERROR: ${cli.name}: ${failure.message}${failure.hint ? ` (${failure.hint})` : ''}`;
     if (wantsJson) {
-      const blank: Answer = {
-        command,
-        status: 'error',
-        exitCode: 2,
-        locks: [],
-        conflicts: [],
-        message: failure.message,
-        text: [],
-      };
-      io.stdout(`${JSON.stringify(envelope(blank, agentOf(cli), failure))}\n`);
+      io.stdout(
+        `${JSON.stringify(envelope(errorAnswer(command, failure.message), agentOf(cli), failure))}\n`,
+      );
     } else {
       io.stderr(`${line}\n`);
     }

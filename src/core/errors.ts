@@ -41,3 +41,23 @@ export function isAgentLockError(error: unknown): error is AgentLockError {
   const e = error as { name?: unknown; code?: unknown } | null;
   return typeof e === 'object' && e !== null && e.name === 'AgentLockError' && typeof e.code === 'string';
 }
+
+/**
+ * Any thrown value as an AgentLockError: ours pass through, a system call's error (ENOENT, EACCES,
+ * ...) is an unreadable store, anything else an internal error. Edges print these, never a stack.
+ */
+export function asAgentLockError(error: unknown): AgentLockError {
+  if (isAgentLockError(error)) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) {
+    return new AgentLockError('E_STORE_UNREADABLE', message, {
+      cause: error,
+      hint: 'check the store folder and its permissions',
+    });
+  }
+  return new AgentLockError('E_INTERNAL', `internal error: ${message}`, {
+    cause: error,
+    hint: 'please report it',
+  });
+}

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import type { CliContext } from '../cli/answer.js';
-import { AgentLockError, isAgentLockError } from '../core/errors.js';
+import { AgentLockError } from '../core/errors.js';
 import { validateAgentId } from '../core/identity.js';
 import { type Locks, openLocks } from '../locks.js';
 
@@ -78,12 +78,4 @@ export class Agents {
 }
 
 /** Any failure as the contract's error: ours as is, a file system error as an unreadable store. */
-export function asAgentLockError(error: unknown): AgentLockError {
-  if (isAgentLockError(error)) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  const code = (error as NodeJS.ErrnoException)?.code;
-  if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) {
-    return new AgentLockError('E_STORE_UNREADABLE', message, { cause: error });
-  }
-  return new AgentLockError('E_INTERNAL', `internal error: ${message}`, { cause: error });
-}
+export { asAgentLockError } from '../core/errors.js';

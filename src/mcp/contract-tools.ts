@@ -8,7 +8,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import type { Answer } from '../cli/answer.js';
 import { exitCodeFor } from '../cli/contract.js';
-import { envelope } from '../cli/envelope.js';
+import { envelope, errorAnswer } from '../cli/envelope.js';
 import type { Outcome } from '../core/decide.js';
 import { AgentLockError } from '../core/errors.js';
 import type { Lock } from '../core/lock.js';
@@ -99,15 +99,10 @@ async function answer(
     return toolResult(envelope(said, locks.agent, null), exitCode !== 0);
   } catch (error) {
     const failure = asAgentLockError(error);
-    const blank: Answer = {
+    const blank = errorAnswer(
       command,
-      status: 'error',
-      exitCode: 2,
-      locks: [],
-      conflicts: [],
-      message: failure.hint ? `${failure.message} (${failure.hint})` : failure.message,
-      text: [],
-    };
+      failure.hint ? `${failure.message} (${failure.hint})` : failure.message,
+    );
     return toolResult(envelope(blank, agents.describe(agent), failure), true);
   }
 }
