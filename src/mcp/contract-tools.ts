@@ -125,6 +125,8 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
         intent: z.string().optional().describe('what you are about to do (shown to other agents)'),
         ttl,
         shared: z.boolean().optional().describe('a shared claim: conflicts only with exclusive ones'),
+        enforce: z.boolean().optional().describe('make the matched files read-only until release'),
+        force: z.boolean().optional().describe('with enforce: allow more than 500 files'),
         agent_id: agentId,
       },
       outputSchema,
@@ -135,6 +137,8 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
           ...(args.intent !== undefined ? { intent: args.intent } : {}),
           ...(args.ttl !== undefined ? { ttl: args.ttl } : {}),
           shared: args.shared === true,
+          enforce: args.enforce === true,
+          force: args.force === true,
         });
         const asked = args.scopes.join(' ');
         const message = {

@@ -4,6 +4,8 @@
  * call names with agent_id (sub-agents of lead).
  */
 import { spawnSync } from 'node:child_process';
+import { statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { hostName } from '../../src/host/process.js';
 import { openLocks } from '../../src/locks.js';
@@ -48,7 +50,7 @@ describe('tool list', () => {
     const acquire = tools.find((t) => t.name === 'acquire')!;
     expect(acquire.inputSchema.required).toEqual(['scopes']);
     expect(Object.keys(acquire.inputSchema.properties ?? {}).sort()).toEqual(
-      ['agent_id', 'intent', 'scopes', 'shared', 'ttl'].sort(),
+      ['agent_id', 'enforce', 'force', 'intent', 'scopes', 'shared', 'ttl'].sort(),
     );
     const lock = tools.find((t) => t.name === 'lock')!;
     expect(lock.inputSchema.properties?.action).toMatchObject({
@@ -83,6 +85,16 @@ describe('acquire', () => {
     });
     expect(r.body.locks[0]!.token).toEqual(expect.any(String));
     expect(JSON.parse(r.text)).toEqual(r.body);
+  });
+
+  it('freezes the matched files with enforce, and thaws them on release', async () => {
+    const file = path.join(mcp.sandbox.tree, 'frozen.txt');
+    writeFileSync(file, 'x', { mode: 0o644 });
+    const r = await mcp.call('acquire', { scopes: ['frozen.txt'], enforce: true });
+    expect(r.body.locks[0]!.frozen_paths).toEqual([file]);
+    expect(statSync(file).mode & 0o222).toBe(0);
+    await mcp.call('release', { scopes: ['frozen.txt'] });
+    expect(statSync(file).mode & 0o777).toBe(0o644);
   });
 
   it('answers already_mine for a scope inside your own lock', async () => {
