@@ -2,8 +2,8 @@
  * End to end through the real binary: `node bin/alock.js` runs the bundled dist/cli.js, each run a
  * separate process, so these also show that locks hold across processes.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,9 +20,6 @@ let tree: string;
 let store: string;
 
 beforeAll(() => {
-  if (!existsSync(path.join(repo, 'dist', 'cli.js'))) {
-    execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: repo, stdio: 'ignore' });
-  }
   base = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'alock-bin-')));
   tree = path.join(base, 'repo');
   store = path.join(base, 'store');

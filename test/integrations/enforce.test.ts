@@ -1,18 +1,8 @@
 import { spawn } from 'node:child_process';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  realpathSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { execFileSync } from 'node:child_process';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Locks, openLocks } from '../../src/index.js';
 
 const repo = path.resolve(import.meta.dirname, '../..');
@@ -27,11 +17,6 @@ const open = async (agentId: string) => {
   handles.push(locks);
   return locks;
 };
-
-beforeAll(() => {
-  const built = path.join(repo, 'dist/index.js');
-  if (!existsSync(built)) execFileSync('npm', ['run', 'build'], { cwd: repo, stdio: 'ignore' });
-});
 
 beforeEach(() => {
   tmp = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'alock-enforce-')));

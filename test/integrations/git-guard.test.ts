@@ -2,7 +2,7 @@
  * The git guard in real repositories: the hook is installed, agents take locks through the built
  * `alock` binary, and real `git commit`s run the hook, which runs the built CLI.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
@@ -31,22 +31,10 @@ import { openLocks } from '../../src/locks.js';
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const bin = path.join(repoRoot, 'bin', 'alock.js');
 
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const file of readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
-    newest = Math.max(newest, statSync(path.join(dir, file)).mtimeMs);
-  }
-  return newest;
-}
-
 let base: string;
 
 beforeAll(() => {
-  // The hook runs the built CLI: build it when it is missing or older than the sources.
-  const cli = path.join(repoRoot, 'dist', 'cli.js');
-  if (!existsSync(cli) || statSync(cli).mtimeMs < newestMtime(path.join(repoRoot, 'src'))) {
-    execFileSync('npm', ['run', 'build'], { cwd: repoRoot, stdio: 'ignore' });
-  }
+  // The hook runs the built CLI, which test/global-setup.ts keeps up to date.
   base = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'alock-git-')));
 });
 

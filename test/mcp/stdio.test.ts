@@ -2,8 +2,8 @@
  * End to end: `node bin/alock.js mcp` spawned by the SDK's stdio client, and the store checked by
  * a separate `alock list --json` process, so the lock is shown to be really in the store.
  */
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,29 +15,13 @@ import { type Envelope, parseOneJson } from '../cli/cli-harness.js';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const bin = path.join(repo, 'bin', 'alock.js');
-const cliBundle = path.join(repo, 'dist', 'cli.js');
+const _cliBundle = path.join(repo, 'dist', 'cli.js');
 
 let base: string;
 let tree: string;
 let store: string;
 
-/** Newest modification time of any source file: the bundle is stale when older than it. */
-function newestSource(dir: string): number {
-  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
-    .filter((file) => file.endsWith('.ts'))
-    .reduce((newest, file) => Math.max(newest, statSync(path.join(dir, file)).mtimeMs), 0);
-}
-
-function bundleIsStale(): boolean {
-  try {
-    return statSync(cliBundle).mtimeMs < newestSource(path.join(repo, 'src'));
-  } catch {
-    return true;
-  }
-}
-
 beforeAll(() => {
-  if (bundleIsStale()) execFileSync('npm', ['run', 'build'], { cwd: repo, stdio: 'ignore' });
   base = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'alock-mcp-')));
   tree = path.join(base, 'repo');
   store = path.join(base, 'store');
