@@ -21,29 +21,31 @@ const banner = {
 };
 // The CLI's dynamic imports of these modules stay dynamic, pointing at their own bundles.
 const lazy = {
+  './redis/redis-store.js': 'src/backends/redis/redis-store.ts',
   '../mcp/server.js': 'src/mcp/server.ts',
   '../integrations/skill.js': 'src/integrations/skill.ts',
   '../integrations/hooks.js': 'src/integrations/hooks.ts',
   '../integrations/git-guard.js': 'src/integrations/git-guard.ts',
 };
 const lazyName = (spec) => `./lazy/${spec.split('/').pop()}`;
-const keepLazy = {
+// `within`: the bundle being built is itself in dist/lazy, beside the others.
+const keepLazy = (within) => ({
   name: 'keep-lazy',
   setup(b) {
-    b.onResolve({ filter: /^\.\.\/(mcp|integrations)\// }, (args) =>
+    b.onResolve({ filter: /^\.\.?\/(mcp|integrations|redis)\// }, (args) =>
       args.kind === 'dynamic-import' && lazy[args.path]
-        ? { path: lazyName(args.path), external: true }
+        ? { path: within ? `./${args.path.split('/').pop()}` : lazyName(args.path), external: true }
         : undefined,
     );
   },
-};
+});
 await build({
   ...common,
   banner,
   entryPoints: { cli: 'src/cli/run-cli.ts' },
   outdir: 'dist',
   minify: true,
-  plugins: [keepLazy],
+  plugins: [keepLazy(false)],
 });
 await build({
   ...common,
@@ -53,7 +55,7 @@ await build({
   ),
   outdir: 'dist',
   minify: true,
-  plugins: [keepLazy],
+  plugins: [keepLazy(true)],
 });
 await build({ ...common, entryPoints: { index: 'src/index.ts' }, outdir: 'dist', packages: 'external' });
 execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {

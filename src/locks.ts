@@ -38,6 +38,7 @@ import {
 import { AgentLockError } from './core/errors.js';
 import { type Identity, resolveIdentity } from './core/identity.js';
 import type { Holder, Mode } from './core/lock.js';
+import { parseRedisUrl, RedisUrlError } from './core/redis-url.js';
 import { parseScope } from './core/scope.js';
 import { ancestorChain, hostName, processAlive, startStamp } from './host/process.js';
 import { filesToFreeze, freeze as freezeFiles, thaw } from './host/freeze.js';
@@ -48,8 +49,14 @@ export interface OpenLocksOptions {
   dir?: string;
   /** Where the file store lives. Default: AGENT_LOCK_DIR, else `<git common dir>/agent-locks`, else ~/.agent-locks/. */
   storeDir?: string;
-  /** `file` (default), `memory`, or a backend instance (e.g. `new MemoryStore().connect()`). */
+  /**
+   * `file`, `redis`, `memory`, or a backend instance (e.g. `new MemoryStore().connect()`). Default:
+   * the store's marker; for a new store AGENT_LOCK_BACKEND, else Redis when a Redis URL is set or a
+   * server answers at 127.0.0.1:6379, else file.
+   */
   backend?: BackendKind | Backend;
+  /** The Redis server (`redis://` or `rediss://`). Default: AGENT_LOCK_REDIS_URL, else REDIS_URL, else the marker's. */
+  redisUrl?: string;
   /** Who is asking. Default: from the environment and the process tree (this process holds). */
   identity?: Identity | { agentId: string; parentAgentId?: string | null; holder?: Holder };
   /** Epoch milliseconds; injectable for tests. */
@@ -117,6 +124,17 @@ function text(value: string | undefined, what: string, max: number, required: bo
   return trimmed;
 }
 
+function checkedRedisUrl(url: string): string {
+  try {
+    parseRedisUrl(url);
+  } catch (error) {
+    if (error instanceof RedisUrlError)
+      throw new AgentLockError('E_USAGE', error.message, { hint: 'for example redis://127.0.0.1:6379' });
+    throw error;
+  }
+  return url;
+}
+
 function checkedTtl(ttl: number | undefined, fallback: number | null): number | null {
   if (ttl === undefined) return fallback;
   if (!Number.isInteger(ttl) || ttl < 1 || ttl > 365 * 24 * 3600) {
@@ -146,7 +164,8 @@ function completeIdentity(
 export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> {
   const env = options.env ?? process.env;
   const config = readConfig(env);
-  const clock = options.clock ?? Date.now;
+  // Without an injected clock, decisions run at the store's time (the server's, for Redis).
+  const clock = options.clock;
   const identity = completeIdentity(options.identity, env);
   const cwd = path.resolve(options.dir ?? process.cwd());
   let treeInfo: ReturnType<typeof findTree>;
@@ -170,7 +189,12 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
       self: { host: identity.holder.host, pid: process.pid, started: startStamp(process.pid) },
       mutexTimeoutMs: config.mutexTimeoutMs,
       processAlive,
-      now: clock,
+      now: clock ?? Date.now,
+      redisUrl: options.redisUrl === undefined ? config.redisUrl : checkedRedisUrl(options.redisUrl),
+      redisPrefix: config.redisPrefix,
+      redisTimeoutMs: config.redisTimeoutMs,
+      redisProbe: config.redisProbe,
+      staleMs: config.staleMs,
     });
   }
 
@@ -190,8 +214,8 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
     });
   };
   const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
-  const context = (): DecisionContext => ({
-    now: clock(),
+  const context = (now: number): DecisionContext => ({
+    now,
     caller,
     staleMs: config.staleMs,
     processAlive,
@@ -204,12 +228,17 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
   // Every decision thaws the files its dropped locks had frozen, before its changes are committed:
   // a crash in between leaves the records, and the next decision thaws again.
   const run = <T>(decide: (state: StoreState, ctx: DecisionContext) => Decided<T>): Promise<T> =>
-    backend.transact((state) => {
-      const decided = decide(state, context());
-      const dropped = frozenDropped(state, decided.changes);
+    backend.transact((state, now) => {
+      const decided = decide(state, context(now));
+      // Frozen paths are paths on their holder's host: a shared Redis store thaws only our own.
+      const dropped = frozenDropped(
+        state,
+        decided.changes,
+        backend.kind === 'redis' ? caller.holder.host : null,
+      );
       if (dropped.length > 0) thaw(dropped);
       return decided;
-    });
+    }, clock);
   const mode = (shared: boolean | undefined): Mode => (shared ? 'shared' : 'exclusive');
 
   return {

@@ -3,14 +3,20 @@ import type { Decided, StoreEvent, StoreState } from '../core/decide.js';
 export type BackendKind = 'memory' | 'file' | 'redis';
 
 /**
- * A store of locks. Its one obligation: `transact` runs `decide` on a consistent snapshot and
- * commits the changes it returns as one indivisible step, against every other process.
+ * A store of locks. Its one obligation: `transact` runs `decide` on a consistent snapshot, at the
+ * store's own time, and commits the changes it returns as one indivisible step, against every
+ * other process. `decide` may run more than once (a Redis store decides again on a lost race);
+ * only the last run's changes are committed.
  */
 export interface Backend {
   readonly kind: BackendKind;
   /** Where the store is, for messages: a folder, or a URL without its password. */
   readonly location: string;
-  transact<T>(decide: (state: StoreState) => Decided<T>): Promise<T>;
+  /**
+   * `now` is the store's clock (the server's for Redis). `clock` replaces it, for tests that move
+   * time by hand; a Redis store then trusts the caller's clock instead of checking it.
+   */
+  transact<T>(decide: (state: StoreState, now: number) => Decided<T>, clock?: () => number): Promise<T>;
   /** Recorded events (breaks), newest last. */
   events(limit: number): Promise<StoreEvent[]>;
   close(): Promise<void>;

@@ -7,13 +7,17 @@ import path from 'node:path';
 import { AgentLockError } from '../core/errors.js';
 import type { Holder } from '../core/lock.js';
 import type { Backend, BackendKind } from './backend.js';
+import { parseRedisUrl } from '../core/redis-url.js';
 import { FileStore } from './file/file-store.js';
+import { redisAnswers } from './redis/probe.js';
 import { ensureStoreDir, readPrivate, writeAtomic } from './file/safe-fs.js';
 
 export interface Marker {
   readonly schema: 'agent-lock/store-v1';
   readonly backend: Exclude<BackendKind, 'memory'>;
   readonly created_at: string;
+  /** For a Redis store: its URL (credentials included: the marker is 0600) and key prefix. */
+  readonly redis?: { readonly url: string; readonly prefix: string };
 }
 
 export interface OpenBackendOptions {
@@ -24,9 +28,17 @@ export interface OpenBackendOptions {
   readonly mutexTimeoutMs: number;
   readonly processAlive: (pid: number, started: string) => boolean;
   readonly now: () => number;
+  /** From the caller or the environment (AGENT_LOCK_REDIS_URL, else REDIS_URL); already valid. */
+  readonly redisUrl: string | null;
+  readonly redisPrefix: string | null;
+  readonly redisTimeoutMs: number;
+  readonly redisProbe: { readonly host: string; readonly port: number } | null;
+  readonly staleMs: number;
 }
 
 const MARKER = 'backend.json';
+export const DEFAULT_PREFIX = 'agent-lock';
+const PROBE_MS = 150;
 
 export function readMarker(storeDir: string): Marker | null {
   const file = path.join(storeDir, MARKER);
@@ -34,7 +46,13 @@ export function readMarker(storeDir: string): Marker | null {
   if (data === null) return null;
   try {
     const marker = JSON.parse(data.toString('utf8')) as Marker;
-    if (marker.backend === 'file' || marker.backend === 'redis') return marker;
+    if (marker.backend === 'file') return marker;
+    if (
+      marker.backend === 'redis' &&
+      typeof marker.redis?.url === 'string' &&
+      typeof marker.redis.prefix === 'string'
+    )
+      return marker;
   } catch {
     // Reported below.
   }
@@ -43,9 +61,45 @@ export function readMarker(storeDir: string): Marker | null {
   });
 }
 
-function writeMarker(storeDir: string, backend: Marker['backend'], now: number): void {
-  const marker: Marker = { schema: 'agent-lock/store-v1', backend, created_at: new Date(now).toISOString() };
+function writeMarker(storeDir: string, target: StoreTarget, now: number): void {
+  const marker: Marker = {
+    schema: 'agent-lock/store-v1',
+    backend: target.backend,
+    created_at: new Date(now).toISOString(),
+    ...(target.redis ? { redis: target.redis } : {}),
+  };
   writeAtomic(path.join(storeDir, MARKER), `${JSON.stringify(marker)}\n`);
+}
+
+/** Which store a process means: a backend and, for Redis, the server and prefix. */
+interface StoreTarget {
+  readonly backend: Exclude<BackendKind, 'memory'>;
+  readonly redis?: { readonly url: string; readonly prefix: string };
+}
+
+function describe(target: StoreTarget): string {
+  if (!target.redis) return 'the file backend';
+  return `redis at ${parseRedisUrl(target.redis.url).display} with prefix ${target.redis.prefix}`;
+}
+
+/** Same store? The password may differ (rotated, or given by the environment), nothing else. */
+function sameStore(a: StoreTarget, b: StoreTarget): boolean {
+  if (a.backend !== b.backend) return false;
+  if (!a.redis || !b.redis) return true;
+  return (
+    parseRedisUrl(a.redis.url).display === parseRedisUrl(b.redis.url).display &&
+    a.redis.prefix === b.redis.prefix
+  );
+}
+
+/** The configured URL, but the marker's when that is the same server and only it has the password. */
+function redisUrl(configured: string | null, recorded: string | undefined): string | null {
+  if (configured === null || recorded === undefined) return configured ?? recorded ?? null;
+  const a = parseRedisUrl(configured);
+  const b = parseRedisUrl(recorded);
+  return a.display === b.display && a.password === undefined && b.password !== undefined
+    ? recorded
+    : configured;
 }
 
 async function storeIsEmpty(backend: Backend): Promise<boolean> {
@@ -55,34 +109,84 @@ async function storeIsEmpty(backend: Backend): Promise<boolean> {
   }));
 }
 
+async function openTarget(
+  target: StoreTarget,
+  options: OpenBackendOptions,
+  fresh: boolean,
+): Promise<Backend> {
+  if (target.backend === 'file') return new FileStore({ ...options, dir: options.storeDir, fresh });
+  // Loaded only for Redis stores: ioredis stays out of every file-store process.
+  const { RedisStore } = await import('./redis/redis-store.js');
+  return new RedisStore({
+    url: target.redis!.url,
+    prefix: target.redis!.prefix,
+    timeoutMs: options.redisTimeoutMs,
+    busyTimeoutMs: options.mutexTimeoutMs,
+    staleMs: options.staleMs,
+  });
+}
+
 export async function openBackend(options: OpenBackendOptions): Promise<Backend> {
   const { storeDir } = options;
   ensureStoreDir(storeDir);
-  const marker = readMarker(storeDir);
-  const wanted = options.requested ?? marker?.backend ?? 'file';
-  const fresh = marker === null && !existsSync(path.join(storeDir, 'locks.log'));
-  const openFile = () => new FileStore({ ...options, dir: storeDir, fresh });
+  // A store from before markers existed is a file store.
+  const recorded = readMarker(storeDir);
+  const marker: StoreTarget | null =
+    recorded ?? (existsSync(path.join(storeDir, 'locks.log')) ? { backend: 'file' } : null);
+  const fresh = marker === null;
 
-  if (marker !== null && marker.backend !== wanted) {
-    // Switching is allowed only while the old backend holds nothing.
-    const old = marker.backend === 'file' ? openFile() : null;
-    const empty = old !== null && (await storeIsEmpty(old));
-    await old?.close();
+  let backend = options.requested ?? marker?.backend ?? null;
+  let probed: string | null = null;
+  if (backend === null) {
+    const probe = options.redisProbe;
+    if (options.redisUrl !== null) backend = 'redis';
+    else if (probe !== null && (await redisAnswers(probe.host, probe.port, PROBE_MS))) {
+      backend = 'redis';
+      probed = `redis://${probe.host}:${probe.port}`;
+    } else backend = 'file';
+  }
+  const wanted: StoreTarget =
+    backend === 'file'
+      ? { backend }
+      : {
+          backend,
+          redis: {
+            url: redisUrl(options.redisUrl, marker?.redis?.url) ?? probed ?? 'redis://127.0.0.1:6379',
+            prefix: options.redisPrefix ?? marker?.redis?.prefix ?? DEFAULT_PREFIX,
+          },
+        };
+
+  if (marker !== null && !sameStore(marker, wanted)) {
+    // Moving a store elsewhere is allowed only while it holds nothing.
+    const old = await openTarget(marker, options, false);
+    let empty: boolean;
+    try {
+      empty = await storeIsEmpty(old);
+    } finally {
+      await old.close();
+    }
     if (!empty) {
       throw new AgentLockError(
         'E_BACKEND_MISMATCH',
-        `the store ${storeDir} uses the ${marker.backend} backend, not ${wanted}`,
+        `the store ${storeDir} uses ${describe(marker)}, not ${describe(wanted)}`,
         {
-          hint: `release its locks first, then run init --backend ${wanted}; or drop --backend / AGENT_LOCK_BACKEND`,
+          hint: 'release its locks first, then run init with the new backend; or drop --backend, AGENT_LOCK_BACKEND and the Redis settings that differ',
         },
       );
     }
   }
-  if (wanted === 'redis') {
-    throw new AgentLockError('E_BACKEND_UNAVAILABLE', 'the redis backend is not part of this build yet', {
-      hint: 'use --backend file',
-    });
+  const opened = await openTarget(wanted, options, fresh);
+  if (recorded === null || !sameStore(recorded, wanted)) {
+    // A store is recorded as Redis only once its server has answered: a typo'd URL changes nothing.
+    if (wanted.redis) {
+      try {
+        await storeIsEmpty(opened);
+      } catch (error) {
+        await opened.close();
+        throw error;
+      }
+    }
+    writeMarker(storeDir, wanted, options.now());
   }
-  if (marker?.backend !== wanted) writeMarker(storeDir, wanted, options.now());
-  return openFile();
+  return opened;
 }

@@ -176,8 +176,13 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'init',
     args: '',
-    summary: 'create the store and record its backend',
-    flags: [],
+    summary: 'create the store and record its backend (and Redis server)',
+    flags: [
+      {
+        flags: '--redis-url <url>',
+        description: 'the Redis server of a redis store (redis:// or rediss://)',
+      },
+    ],
     ok: ['initialized'],
     fail: [],
   },

@@ -76,7 +76,7 @@ class Cli implements CliContext {
     this.name = io.programName ?? 'alock';
   }
 
-  async open(): Promise<Locks> {
+  async open(extra: { redisUrl?: string } = {}): Promise<Locks> {
     if (this.locks) return this.locks;
     const g = this.globals();
     if (g.backend !== undefined && g.backend !== 'file' && g.backend !== 'redis') {
@@ -98,6 +98,7 @@ class Cli implements CliContext {
       env,
       identity,
       ...(g.backend ? { backend: g.backend as 'file' | 'redis' } : {}),
+      ...extra,
     });
     return this.locks;
   }
@@ -526,8 +527,10 @@ async function eventLog(cli: Cli): Promise<Answer> {
   return { ...plain('log', 'listed', text, { events }), message: `${events.length} events` };
 }
 
-async function init(cli: Cli): Promise<Answer> {
-  const locks = await cli.open();
+async function init(cli: Cli, o: { redisUrl?: string }): Promise<Answer> {
+  const locks = await cli.open(o.redisUrl === undefined ? {} : { redisUrl: o.redisUrl });
+  // Opening decides nothing; one read makes sure the store (a Redis server, say) really answers.
+  await locks.list();
   return plain(
     'init',
     'initialized',
@@ -612,7 +615,7 @@ function buildProgram(cli: Cli, setAnswer: (a: Answer) => void, only: string | n
       plain('completion', 'completion', [completionScript(shell, cli.name)], {}, shell),
     ),
   );
-  sub('init').action(act(() => init(cli)));
+  sub('init').action(act((o) => init(cli, o)));
   // Integrations load only when used: the MCP SDK and friends stay out of every other command's start-up.
   sub('mcp').action(act(async () => (await import('../mcp/server.js')).mcpCommand(cli)));
   sub('skill').action(

@@ -1,5 +1,6 @@
 import { AgentLockError } from './errors.js';
 import { validateAgentId } from './identity.js';
+import { parseRedisUrl, RedisUrlError } from './redis-url.js';
 
 export type BackendName = 'file' | 'redis';
 
@@ -12,7 +13,16 @@ export interface Config {
   readonly tree: string | null;
   readonly storeDir: string | null;
   readonly redisUrl: string | null;
+  /** Keys of the Redis store live under `{prefix}:`; null when AGENT_LOCK_REDIS_PREFIX is unset. */
+  readonly redisPrefix: string | null;
+  /** How long a Redis command or connection may take before the store counts as unavailable. */
+  readonly redisTimeoutMs: number;
+  /** Where a new store with nothing configured looks for a Redis server (null: it does not). */
+  readonly redisProbe: { readonly host: string; readonly port: number } | null;
 }
+
+/** A Redis key prefix: short, printable, no braces (it becomes the hash tag `{prefix}`). */
+export const REDIS_PREFIX = /^[A-Za-z0-9._:/-]{1,64}$/;
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -63,12 +73,34 @@ export function readConfig(env: Env): Config {
     validateAgentId(env.AGENT_PARENT_ID.trim(), 'AGENT_PARENT_ID');
   }
   const redisUrl = env.AGENT_LOCK_REDIS_URL || env.REDIS_URL || null;
-  if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) {
+  if (redisUrl !== null) {
     const variable = env.AGENT_LOCK_REDIS_URL ? 'AGENT_LOCK_REDIS_URL' : 'REDIS_URL';
-    throw new AgentLockError('E_ENV_INVALID', `${variable} must be a redis:// or rediss:// URL`, {
-      hint: `fix or unset ${variable}`,
-    });
+    try {
+      parseRedisUrl(redisUrl);
+    } catch (error) {
+      if (!(error instanceof RedisUrlError)) throw error;
+      throw new AgentLockError('E_ENV_INVALID', `${variable}: ${error.message}`, {
+        hint: `fix or unset ${variable}`,
+      });
+    }
   }
+  const probeRaw = env.AGENT_LOCK_REDIS_PROBE;
+  let redisProbe: Config['redisProbe'] = { host: '127.0.0.1', port: 6379 };
+  if (probeRaw !== undefined && probeRaw !== '') {
+    const match = /^([A-Za-z0-9._-]+):(\d{1,5})$/.exec(probeRaw.trim());
+    if (probeRaw.trim() === 'off') redisProbe = null;
+    else if (match && Number(match[2]) >= 1 && Number(match[2]) <= 65535)
+      redisProbe = { host: match[1]!, port: Number(match[2]) };
+    else throw bad('AGENT_LOCK_REDIS_PROBE', probeRaw, 'host:port or off');
+  }
+  const prefixRaw = env.AGENT_LOCK_REDIS_PREFIX;
+  let redisPrefix: string | null = null;
+  if (prefixRaw !== undefined && prefixRaw !== '') {
+    if (!REDIS_PREFIX.test(prefixRaw))
+      throw bad('AGENT_LOCK_REDIS_PREFIX', prefixRaw, '1 to 64 letters, digits or . _ : / -');
+    redisPrefix = prefixRaw;
+  }
+  const redisSeconds = positiveNumber(env, 'AGENT_LOCK_REDIS_TIMEOUT', 5);
   return {
     staleMs: staleMinutes * 60_000,
     defaultTtlSeconds,
@@ -77,6 +109,9 @@ export function readConfig(env: Env): Config {
     tree,
     storeDir: env.AGENT_LOCK_DIR || null,
     redisUrl,
+    redisPrefix,
+    redisTimeoutMs: redisSeconds * 1000,
+    redisProbe,
   };
 }
 

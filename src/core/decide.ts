@@ -687,9 +687,10 @@ export function decideBreak(
 }
 
 /** Frozen files a decision lets go of (released, broken, reaped or orphaned locks): to be thawed. */
-export function frozenDropped(state: StoreState, changes: Changes): FrozenFile[] {
+export function frozenDropped(state: StoreState, changes: Changes, host: string | null = null): FrozenFile[] {
   const dropped: FrozenFile[] = [];
   const keep = (before: LockRecord, after: LockRecord | undefined) => {
+    if (host !== null && before.host !== host) return;
     const still = new Set(after?.frozen_paths ?? []);
     before.frozen_paths.forEach((file, i) => {
       if (!still.has(file)) dropped.push({ path: file, mode: before.frozen_modes?.[i] ?? 0o644 });

@@ -307,11 +307,11 @@ export async function guardCommand(cli: CliContext, hook: string): Promise<Answe
   if (targets.length > 0) {
     const caller = { agentId: who.agentId, parentAgentId: who.parentAgentId, holder: who.holder };
     // One decision for every staged path, the same one `check` makes (family rules, reaping).
-    outcome = await locks.backend.transact((state) =>
+    outcome = await locks.backend.transact((state, now) =>
       decideCheck(
         state,
         {
-          now: Date.now(),
+          now,
           caller,
           staleMs: locks.config.staleMs,
           processAlive,

@@ -87,13 +87,16 @@ export class FileStore implements Backend {
     }
   }
 
-  async transact<T>(decide: (state: StoreState) => Decided<T>): Promise<T> {
+  async transact<T>(
+    decide: (state: StoreState, now: number) => Decided<T>,
+    clock: () => number = this.options.now,
+  ): Promise<T> {
     if (this.closed) throw new AgentLockError('E_CLOSED', 'this store handle is closed');
     await this.mutex.lock();
     // From here to unlock everything is synchronous: no other decision of this process can interleave.
     try {
       const state = this.sync();
-      const { result, changes } = decide(state);
+      const { result, changes } = decide(state, clock());
       if (!isEmpty(changes, state)) {
         if (!this.mutex.holds()) {
           throw new AgentLockError('E_STORE_BUSY', `lost the store mutex of ${this.location} mid-decision`, {

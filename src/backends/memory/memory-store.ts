@@ -29,9 +29,12 @@ export class MemoryStore {
     return {
       kind: 'memory',
       location: 'memory',
-      transact: async <T>(decide: (state: StoreState) => Decided<T>): Promise<T> => {
+      transact: async <T>(
+        decide: (state: StoreState, now: number) => Decided<T>,
+        clock: () => number = Date.now,
+      ): Promise<T> => {
         check();
-        const { result, changes } = decide(this.state);
+        const { result, changes } = decide(this.state, clock());
         applyChanges(this.state, changes);
         this.log.push(...changes.events);
         return result;

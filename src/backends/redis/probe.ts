@@ -1,0 +1,20 @@
+/**
+ * Is a Redis server answering at host:port? Used once, when a store is first opened with nothing
+ * configured: a PING over a plain socket (ioredis stays unloaded), bounded by a short timeout.
+ */
+import net from 'node:net';
+
+export function redisAnswers(host: string, port: number, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    const finish = (answer: boolean) => {
+      socket.destroy();
+      resolve(answer);
+    };
+    socket.setTimeout(timeoutMs, () => finish(false));
+    socket.once('error', () => finish(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    // Any RESP reply counts: +PONG, or -NOAUTH from a server that wants a password.
+    socket.once('data', (data) => finish(data[0] === 0x2b || data[0] === 0x2d));
+  });
+}

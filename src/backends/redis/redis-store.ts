@@ -1,0 +1,375 @@
+/**
+ * The Redis store, for agents on several machines. Decisions are the same pure functions as on
+ * every backend: each handle keeps a cached snapshot of the store, decides on it locally, and
+ * commits through one Lua script that applies the changes only if the store is still at the
+ * snapshot's version (compare-and-set) and the server's clock is still inside the window the
+ * decision holds for. A lost race answers the missing changes, and the handle decides again.
+ *
+ * So a handle whose snapshot is current (the usual case for a daemon or a library user) pays one
+ * round trip per decision; a new handle (each CLI run) pays one more to load the snapshot. Time
+ * comes from the server: a decision runs at a lower bound of the server's clock, estimated from
+ * the last answer, and the script refuses it if the server's time lies past a lease's expiry, a
+ * holder's staleness or a short bound (which also keeps a server that was paused from committing,
+ * on waking, a decision its client already gave up on).
+ */
+import type { Changes, Decided, StoreEvent, StoreState, Tombstone } from '../../core/decide.js';
+import { isEmpty } from '../../core/decide.js';
+import { AgentLockError } from '../../core/errors.js';
+import type { LockRecord } from '../../core/lock.js';
+import { isLockRecord, unreadableRecord } from '../../core/lock.js';
+import type { Backend } from '../backend.js';
+import { applyChanges } from '../memory/memory-store.js';
+import { COMMIT_LUA } from './commit-script.js';
+import { parseRedisUrl, type RedisTarget } from '../../core/redis-url.js';
+
+export interface RedisStoreOptions {
+  /** The server's URL, password included (it is used for the connection only). */
+  readonly url: string;
+  /** Keys live under `{prefix}:`, one hash slot, so the store works on a Redis Cluster. */
+  readonly prefix: string;
+  /** Bound on connecting and on each command: past it the store is unavailable (exit 2). */
+  readonly timeoutMs: number;
+  /** How long a decision may keep losing races to other clients before E_STORE_BUSY. */
+  readonly busyTimeoutMs: number;
+  /** AGENT_LOCK_STALE_MINUTES in ms: holders on other hosts are gone past it, a time threshold. */
+  readonly staleMs: number;
+}
+
+/** The commands of ioredis this store uses, so that the library is loaded only when needed. */
+interface Client {
+  agentLockCommit(...args: string[]): Promise<string[]>;
+  lrange(key: string, start: number, stop: number): Promise<string[]>;
+  connect(): Promise<void>;
+  disconnect(): void;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
+}
+
+interface Cache {
+  epoch: string;
+  version: string;
+  locks: Map<string, LockRecord>;
+  fence: number;
+  tombstones: Tombstone[];
+}
+
+/** Longest a decision may wait between being made and being committed. */
+const WINDOW_MS = 1000;
+
+export class RedisStore implements Backend {
+  readonly kind = 'redis' as const;
+  readonly location: string;
+  readonly prefix: string;
+  private readonly target: RedisTarget;
+  private readonly keys: string[];
+  private readonly channel: string;
+  private client: Client | null = null;
+  private connecting: Promise<Client> | null = null;
+  private lastError: Error | null = null;
+  private cache: Cache | null = null;
+  /** Server time (epoch ms) in the last answer, and our monotonic clock when it arrived. */
+  private serverNow = 0;
+  private receivedAt = 0;
+  private queue: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  constructor(private readonly options: RedisStoreOptions) {
+    this.target = parseRedisUrl(options.url);
+    this.location = this.target.display;
+    this.prefix = options.prefix;
+    const tag = `{${options.prefix}}`;
+    this.keys = [`${tag}:locks`, `${tag}:meta`, `${tag}:changes`, `${tag}:events`];
+    this.channel = `${tag}:changed`;
+  }
+
+  /** Decisions of one handle run one at a time: each needs the snapshot the last one left. */
+  transact<T>(decide: (state: StoreState, now: number) => Decided<T>, clock?: () => number): Promise<T> {
+    const run = this.queue.then(() => this.decideAndCommit(decide, clock));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  async events(limit: number): Promise<StoreEvent[]> {
+    const client = await this.connection();
+    const lines = await this.call(() => client.lrange(this.keys[3]!, -limit, -1));
+    const events: StoreEvent[] = [];
+    for (const line of lines) {
+      try {
+        events.push(JSON.parse(line) as StoreEvent);
+      } catch {
+        // An unreadable event is skipped: events are a record, not state.
+      }
+    }
+    return events;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.queue;
+    this.client?.disconnect();
+    this.client = null;
+  }
+
+  private async decideAndCommit<T>(
+    decide: (state: StoreState, now: number) => Decided<T>,
+    clock: (() => number) | undefined,
+  ): Promise<T> {
+    if (this.closed) throw new AgentLockError('E_CLOSED', 'this store handle is closed');
+    const client = await this.connection();
+    const giveUp = performance.now() + this.options.busyTimeoutMs;
+    // `exact`: the cache is the server's state at `serverNow` (just answered), so a decision that
+    // changes nothing needs no second trip.
+    let exact = false;
+    if (this.cache === null) {
+      await this.commit(client, null, 0, 0, false);
+      exact = true;
+    }
+    for (;;) {
+      const cache = this.cache!;
+      const now = clock ? clock() : exact ? this.serverNow : this.estimateNow();
+      // Fences follow the server's clock in microseconds (or one past the last, if larger): so
+      // they keep growing even after the server lost its data or came back from an older snapshot.
+      const base = Math.max(cache.fence, now * 1000);
+      const state: StoreState = { locks: cache.locks, fence: base, tombstones: cache.tombstones };
+      const decided = decide(state, now);
+      const readOnly = isEmpty(decided.changes, state);
+      if (readOnly && exact && clock === undefined) return decided.result;
+      // The store's fence moves only when the decision granted one.
+      const changes = {
+        ...decided.changes,
+        fence: decided.changes.fence > base ? decided.changes.fence : cache.fence,
+      };
+      const answer = await this.commit(
+        client,
+        readOnly ? null : changes,
+        now,
+        this.validUntil(now),
+        clock === undefined,
+      );
+      if (answer === 'ok') {
+        if (!readOnly) applyChanges(cache, changes);
+        return decided.result;
+      }
+      exact = true;
+      if (performance.now() > giveUp) {
+        throw new AgentLockError(
+          'E_STORE_BUSY',
+          `the redis store at ${this.location} kept changing under this decision for ${Math.round(this.options.busyTimeoutMs / 1000)} s`,
+          { hint: 'try again' },
+        );
+      }
+    }
+  }
+
+  /** A lower bound of the server's clock: its last answer plus the time elapsed since, less 1 ms. */
+  private estimateNow(): number {
+    return this.serverNow + Math.floor(performance.now() - this.receivedAt) - 1;
+  }
+
+  /** The first instant after `now` at which some decision on the cached state could differ. */
+  private validUntil(now: number): number {
+    let until = now + Math.min(WINDOW_MS, this.options.timeoutMs);
+    for (const record of this.cache!.locks.values()) {
+      const edge = record.expires_at ?? record.updated_at + this.options.staleMs + 1;
+      if (edge > now && edge < until) until = edge;
+    }
+    return until;
+  }
+
+  /**
+   * Sends a change set (or null: validate only) and folds the answer into the cache: 'ok' when
+   * committed, 'again' when the caller must decide again on the refreshed cache.
+   */
+  private async commit(
+    client: Client,
+    changes: Changes | null,
+    now: number,
+    validUntil: number,
+    checkTime: boolean,
+  ): Promise<'ok' | 'again'> {
+    const cache = this.cache;
+    const args = [
+      ...this.keys,
+      cache?.epoch ?? '',
+      cache?.version ?? '',
+      checkTime ? '1' : '0',
+      String(now),
+      String(validUntil),
+      String(changes?.fence ?? cache?.fence ?? 0),
+      changes?.tombstones ? JSON.stringify(changes.tombstones) : '',
+      this.channel,
+      String(changes?.put.length ?? 0),
+      ...(changes?.put.flatMap((record) => [record.id, JSON.stringify(record)]) ?? []),
+      String(changes?.del.length ?? 0),
+      ...(changes?.del ?? []),
+      ...(changes?.events.map((event) => JSON.stringify(event)) ?? []),
+    ];
+    const reply = await this.call(() => client.agentLockCommit(...args));
+    const [kind, epoch, version, serverNow] = reply as [string, string, string, string];
+    this.serverNow = Number(serverNow);
+    this.receivedAt = performance.now();
+    if (kind === 'ok') {
+      if (cache) cache.version = version;
+      return 'ok';
+    }
+    if (kind === 'time') return 'again';
+    this.applySync(reply, epoch, version);
+    return 'again';
+  }
+
+  private applySync(reply: string[], epoch: string, version: string): void {
+    const fence = Number(reply[4] ?? 0);
+    const tombstones = reply[5] ?? '';
+    const delta = reply[6] === 'delta' && this.cache !== null;
+    const locks = delta ? this.cache!.locks : new Map<string, LockRecord>();
+    for (let i = 7; i + 1 < reply.length; i += 2) {
+      const id = reply[i]!;
+      const json = reply[i + 1]!;
+      if (json === '') locks.delete(id);
+      else locks.set(id, parseRecord(id, json, this.serverNow));
+    }
+    let parsedTombstones = delta ? this.cache!.tombstones : [];
+    if (tombstones !== '') {
+      try {
+        const value = JSON.parse(tombstones) as unknown;
+        parsedTombstones = Array.isArray(value) ? (value as Tombstone[]) : [];
+      } catch {
+        parsedTombstones = [];
+      }
+    }
+    this.cache = { epoch, version, locks, fence, tombstones: parsedTombstones };
+  }
+
+  private connection(): Promise<Client> {
+    if (this.client) return Promise.resolve(this.client);
+    this.connecting ??= this.open().then(
+      (client) => {
+        this.client = client;
+        return client;
+      },
+      (error: unknown) => {
+        this.connecting = null;
+        throw error;
+      },
+    );
+    return this.connecting;
+  }
+
+  private async open(): Promise<Client> {
+    const { Redis, Cluster } = await import('ioredis');
+    const { target, options } = this;
+    const common = {
+      username: target.username,
+      password: target.password,
+      tls: target.tls ? {} : undefined,
+      connectTimeout: options.timeoutMs,
+      commandTimeout: options.timeoutMs,
+      maxRetriesPerRequest: 1,
+      // The ready check costs a round trip per connection; a server still loading its data
+      // answers LOADING to the first command instead, which is reported like any other error.
+      enableReadyCheck: false,
+      lazyConnect: true,
+      // A refused connection would otherwise keep the process alive for 2 s after disconnect().
+      disconnectTimeout: 20,
+      connectionName: 'agent-lock',
+      retryStrategy: (attempt: number) => Math.min(attempt * 100, 1000),
+    };
+    let client: Client;
+    if (target.cluster) {
+      client = new Cluster(
+        target.hosts.map((h) => ({ host: h.host, port: h.port })),
+        {
+          lazyConnect: true,
+          enableReadyCheck: true,
+          slotsRefreshTimeout: options.timeoutMs,
+          clusterRetryStrategy: (attempt: number) => (attempt > 3 ? null : attempt * 100),
+          redisOptions: common,
+        },
+      ) as unknown as Client;
+    } else if (target.sentinel !== null) {
+      client = new Redis({
+        ...common,
+        sentinels: target.hosts.map((h) => ({ host: h.host, port: h.port })),
+        name: target.sentinel,
+        db: target.db,
+      }) as unknown as Client;
+    } else {
+      const [endpoint] = target.hosts;
+      client = new Redis({
+        ...common,
+        host: endpoint!.host,
+        port: endpoint!.port,
+        db: target.db,
+      }) as unknown as Client;
+    }
+    client.on('error', (error) => {
+      this.lastError = error;
+    });
+    client.defineCommand('agentLockCommit', { numberOfKeys: 4, lua: COMMIT_LUA });
+    try {
+      await withDeadline(client.connect(), options.timeoutMs);
+    } catch (error) {
+      client.disconnect();
+      throw this.unavailable(error);
+    }
+    return client;
+  }
+
+  /** Runs a command; any failure of the server or the connection is E_BACKEND_UNAVAILABLE. */
+  private async call<T>(command: () => Promise<T>): Promise<T> {
+    try {
+      return await withDeadline(command(), this.options.timeoutMs + 100);
+    } catch (error) {
+      throw this.unavailable(error);
+    }
+  }
+
+  private unavailable(error: unknown): AgentLockError {
+    const cause = (error instanceof Error ? error : new Error(String(error))) as NodeJS.ErrnoException;
+    const last = this.lastError as NodeJS.ErrnoException | null;
+    const code = cause.code ?? last?.code;
+    const seconds = `${Math.round(this.options.timeoutMs / 100) / 10} s`;
+    let reason: string;
+    if (cause instanceof DeadlineError || /timed? ?out/i.test(cause.message))
+      reason = `no answer within ${seconds}`;
+    else if (code === 'ECONNREFUSED') reason = 'connection refused';
+    else if (/NOAUTH|unauthenticated/i.test(`${cause.message} ${last?.message ?? ''}`))
+      reason = 'the server wants a password (redis://:PASSWORD@host)';
+    else if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') reason = 'host not found';
+    else if (code) reason = `${code}${last?.message ? ` (${firstLine(last.message)})` : ''}`;
+    else reason = firstLine(last && /closed/i.test(cause.message) ? last.message : cause.message);
+    return new AgentLockError(
+      'E_BACKEND_UNAVAILABLE',
+      `the redis server at ${this.location} is unavailable: ${reason}`,
+      {
+        cause: error,
+        hint: 'check that it runs and AGENT_LOCK_REDIS_URL (or REDIS_URL) points at it',
+      },
+    );
+  }
+}
+
+class DeadlineError extends Error {}
+
+function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DeadlineError('timed out')), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+function firstLine(text: string): string {
+  return text.split('\n', 1)[0]!.slice(0, 200);
+}
+
+function parseRecord(id: string, json: string, now: number): LockRecord {
+  try {
+    const value = JSON.parse(json) as unknown;
+    if (isLockRecord(value) && value.id === id) return value;
+  } catch {
+    // Fails closed below.
+  }
+  return unreadableRecord(id, now);
+}
