@@ -17,6 +17,11 @@ export interface Backend {
    * time by hand; a Redis store then trusts the caller's clock instead of checking it.
    */
   transact<T>(decide: (state: StoreState, now: number) => Decided<T>, clock?: () => number): Promise<T>;
+  /**
+   * Calls `listener` soon after any process commits a change to the store: best effort and
+   * coalesced, so waiters wake promptly but still poll. Resolves to a function that stops it.
+   */
+  watch?(listener: () => void): Promise<() => Promise<void>>;
   /** Recorded events (breaks), newest last. */
   events(limit: number): Promise<StoreEvent[]>;
   close(): Promise<void>;

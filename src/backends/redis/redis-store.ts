@@ -42,6 +42,9 @@ interface Client {
   connect(): Promise<void>;
   disconnect(): void;
   on(event: 'error', listener: (error: Error) => void): unknown;
+  on(event: 'message', listener: (channel: string, message: string) => void): unknown;
+  duplicate(): Client;
+  subscribe(channel: string): Promise<unknown>;
   defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
 }
 
@@ -71,6 +74,7 @@ export class RedisStore implements Backend {
   private serverNow = 0;
   private receivedAt = 0;
   private queue: Promise<unknown> = Promise.resolve();
+  private readonly subscribers = new Set<Client>();
   private closed = false;
 
   constructor(private readonly options: RedisStoreOptions) {
@@ -103,10 +107,39 @@ export class RedisStore implements Backend {
     return events;
   }
 
+  /** Every commit publishes the store's new version; a second connection listens for it. */
+  async watch(listener: () => void): Promise<() => Promise<void>> {
+    const client = await this.connection();
+    const subscriber = client.duplicate();
+    subscriber.on('error', (error) => {
+      this.lastError = error;
+    });
+    let listening = true;
+    // A message already on the wire may still arrive after disconnect(): the flag drops it.
+    subscriber.on('message', () => {
+      if (listening) listener();
+    });
+    this.subscribers.add(subscriber);
+    try {
+      await this.call(() => subscriber.subscribe(this.channel));
+    } catch (error) {
+      this.subscribers.delete(subscriber);
+      subscriber.disconnect();
+      throw error;
+    }
+    return async () => {
+      listening = false;
+      this.subscribers.delete(subscriber);
+      subscriber.disconnect();
+    };
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await this.queue;
+    for (const subscriber of this.subscribers) subscriber.disconnect();
+    this.subscribers.clear();
     this.client?.disconnect();
     this.client = null;
   }

@@ -1,0 +1,114 @@
+/**
+ * The Redis store on the server's clock (the contract suite injects a clock; these do not): leases
+ * expire by real time, stale snapshots catch up by delta or in full, and commits are announced.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { RedisStore } from '../../src/backends/redis/redis-store.js';
+import { type Locks, openLocks } from '../../src/locks.js';
+import { describeRedis, type RedisServer, startRedis } from './server.js';
+
+describeRedis('redis store on the server clock', () => {
+  let server: RedisServer;
+  let tree: string;
+  let opened: Locks[] = [];
+  let prefix: string;
+
+  beforeAll(async () => {
+    server = await startRedis();
+    tree = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'alock-redis-store-')));
+  });
+  afterAll(async () => {
+    await server?.stop();
+    rmSync(tree, { recursive: true, force: true });
+  });
+  afterEach(async () => {
+    for (const locks of opened) await locks.close();
+    opened = [];
+  });
+
+  const store = () =>
+    new RedisStore({ url: server.url, prefix, timeoutMs: 5000, busyTimeoutMs: 15_000, staleMs: 7_200_000 });
+  async function agent(agentId: string): Promise<Locks> {
+    const locks = await openLocks({ dir: tree, backend: store(), identity: { agentId }, env: {} });
+    opened.push(locks);
+    return locks;
+  }
+  const scopesOf = async (locks: Locks) =>
+    (await locks.list()).locks.map((l) => `${l.agent_id}:${l.scope}`).sort();
+
+  it('expires a lease by real time, and its holder then renews into expired', async () => {
+    prefix = `store-${randomBytes(6).toString('hex')}`;
+    const [a, b] = [await agent('A'), await agent('B')];
+    const taken = await a.acquire('@deploy', { ttl: 1 });
+    expect(taken.status).toBe('acquired');
+    expect((await b.acquire('@deploy')).status).toBe('held');
+    await new Promise((resolve) => setTimeout(resolve, 1300));
+    const token = taken.locks[0]!.token!;
+    expect((await a.renew('@deploy', { token })).status).toBe('expired');
+    expect((await b.acquire('@deploy')).status).toBe('acquired');
+    const fence = (await b.list()).locks[0]!.fence;
+    expect(fence).toBeGreaterThan(taken.locks[0]!.fence);
+  });
+
+  it('keeps every handle exact through deltas, deletions and a full reload', async () => {
+    prefix = `store-${randomBytes(6).toString('hex')}`;
+    const [a, b] = [await agent('A'), await agent('B')];
+    expect(await scopesOf(b)).toEqual([]);
+    for (let i = 0; i < 5; i++) await a.acquire(`@job/${i}`);
+    await a.release(['@job/1', '@job/3']);
+    expect(await scopesOf(b)).toEqual(['A:@job/0', 'A:@job/2', 'A:@job/4']);
+    await b.acquire('src/**');
+    // More commits than the changes list keeps: B's snapshot can only be reloaded whole.
+    for (let i = 0; i < 140; i++) {
+      await a.acquire('@churn');
+      await a.release('@churn');
+    }
+    await a.release(['@job/0']);
+    expect(await scopesOf(b)).toEqual(['A:@job/2', 'A:@job/4', 'B:src/**']);
+    expect((await b.acquire('@job/2')).status).toBe('held');
+    expect((await a.acquire('src/x.ts')).status).toBe('held');
+  });
+
+  it('announces every commit to watchers, and stops when asked', async () => {
+    prefix = `store-${randomBytes(6).toString('hex')}`;
+    const [a, b] = [await agent('A'), await agent('B')];
+    let calls = 0;
+    let wake: () => void = () => {};
+    const stop = await a.backend.watch!(() => {
+      calls++;
+      wake();
+    });
+    const woken = new Promise<void>((resolve) => {
+      wake = resolve;
+    });
+    await b.acquire('@x');
+    await woken;
+    expect(calls).toBeGreaterThanOrEqual(1);
+    await stop();
+    const before = calls;
+    await b.release('@x');
+    // A read after the release travels the same server; a late message would have arrived by now.
+    await b.list();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(calls).toBe(before);
+  });
+
+  it('records breaks as events, newest last', async () => {
+    prefix = `store-${randomBytes(6).toString('hex')}`;
+    const [a, b] = [await agent('A'), await agent('B')];
+    await a.acquire('@one');
+    await a.acquire('@two');
+    await b.breakLock('@one', { reason: 'stuck' });
+    await b.breakLock('@two');
+    const events = await b.events(10);
+    expect(events.map((e) => [e.lock.scope, e.by, e.reason])).toEqual([
+      ['@one', 'B', 'stuck'],
+      ['@two', 'B', null],
+    ]);
+    expect((await a.events(1)).map((e) => e.lock.scope)).toEqual(['@two']);
+  });
+});
