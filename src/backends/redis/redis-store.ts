@@ -306,6 +306,8 @@ export class RedisStore implements Backend {
       // A refused connection would otherwise keep the process alive for 2 s after disconnect().
       disconnectTimeout: 20,
       connectionName: 'agent-lock',
+      // CLIENT SETINFO is unknown before Redis 7.2: skip it rather than pay an error per connection.
+      disableClientInfo: true,
       retryStrategy: (attempt: number) => Math.min(attempt * 100, 1000),
     };
     let client: Client;
