@@ -97,6 +97,35 @@ describeRedis('redis store on the server clock', () => {
     expect(calls).toBe(before);
   });
 
+  it('pays one round trip to acquire and one to release a resource, once its snapshot is current', async () => {
+    prefix = `store-${randomBytes(6).toString('hex')}`;
+    const a = await agent('A');
+    await a.acquire('@warm');
+    await a.release('@warm');
+    const { Redis } = await import('ioredis');
+    const admin = new Redis(server.url);
+    try {
+      const calls = async () => {
+        const info = await admin.info('commandstats');
+        const count = (pattern: RegExp) => Number(pattern.exec(info)?.[1] ?? 0);
+        return {
+          evalsha: count(/cmdstat_evalsha:calls=(\d+)/),
+          eval: count(/cmdstat_eval:calls=(\d+)/),
+        };
+      };
+      const before = await calls();
+      for (let i = 0; i < 10; i++) {
+        expect((await a.acquire('@res')).status).toBe('acquired');
+        expect((await a.release('@res')).status).toBe('released');
+      }
+      const after = await calls();
+      expect(after.evalsha - before.evalsha).toBe(20);
+      expect(after.eval - before.eval).toBe(0);
+    } finally {
+      admin.disconnect();
+    }
+  });
+
   it('records breaks as events, newest last', async () => {
     prefix = `store-${randomBytes(6).toString('hex')}`;
     const [a, b] = [await agent('A'), await agent('B')];
