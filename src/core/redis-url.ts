@@ -20,12 +20,17 @@ export interface RedisTarget {
   readonly cluster: boolean;
   /** The URL without its password, for every message and listing. */
   readonly display: string;
+  /** The server it names, spelled one way (lower-case hosts, ports written out): same key, same store. */
+  readonly key: string;
 }
 
 /** A URL that cannot be used, with a message that never repeats the password. */
 export class RedisUrlError extends Error {}
 
-const SHAPE = /^(rediss?):\/\/(?:([^@/?#]*)@)?([^/?#]+)(?:\/([^?#]*))?(?:\?([^#]*))?$/;
+const SCHEME = /^(rediss?):\/\/(.*)$/s;
+// What follows the credentials: hosts, database, options. Credentials end at the last '@', so a
+// password may hold any character, and no message below ever quotes it.
+const REST = /^([^/?#]+)(?:\/([^?#]*))?(?:\?([^#]*))?$/;
 const ENDPOINT = /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9._-]+))(?::(\d{1,5}))?$/;
 
 function decode(part: string, what: string): string {
@@ -37,16 +42,17 @@ function decode(part: string, what: string): string {
 }
 
 export function parseRedisUrl(url: string): RedisTarget {
-  const match = SHAPE.exec(url.trim());
-  if (!match) {
-    throw new RedisUrlError(
-      'the redis URL must look like redis://[user:password@]host[:port][/db] (or rediss:// for TLS)',
-    );
-  }
-  const [, scheme, auth, hostList, dbPart, query] = match as unknown as [
+  const shape =
+    'the redis URL must look like redis://[user:password@]host[:port][/db] (or rediss:// for TLS)';
+  const outer = SCHEME.exec(url.trim());
+  if (!outer) throw new RedisUrlError(shape);
+  const scheme = outer[1]!;
+  const at = outer[2]!.lastIndexOf('@');
+  const auth = at === -1 ? undefined : outer[2]!.slice(0, at);
+  const match = REST.exec(outer[2]!.slice(at + 1));
+  if (!match) throw new RedisUrlError(shape);
+  const [, hostList, dbPart, query] = match as unknown as [
     string,
-    string,
-    string | undefined,
     string,
     string | undefined,
     string | undefined,
@@ -91,5 +97,13 @@ export function parseRedisUrl(url: string): RedisTarget {
   if (cluster && db !== 0) throw new RedisUrlError('a Redis Cluster has only database 0');
   const who = username !== undefined ? `${encodeURIComponent(username)}@` : '';
   const display = `${scheme}://${who}${hostList}${db !== 0 ? `/${db}` : ''}${query ? `?${query}` : ''}`;
-  return { tls: scheme === 'rediss', hosts, username, password, db, sentinel, cluster, display };
+  const key = [
+    scheme,
+    username ?? '',
+    hosts.map((h) => `${h.host.toLowerCase()}:${h.port}`).join(','),
+    db,
+    sentinel ?? '',
+    cluster ? 'cluster' : '',
+  ].join('|');
+  return { tls: scheme === 'rediss', hosts, username, password, db, sentinel, cluster, display, key };
 }

@@ -1,5 +1,6 @@
 /**
- * The one Lua script of the Redis store: compare-and-set on the store's version.
+ * The Lua scripts of the Redis store. The one that matters is COMMIT_LUA: compare-and-set on the
+ * store's version.
  *
  * A client decides on its cached snapshot (the pure functions of core/decide) and sends the changes
  * here with the snapshot's epoch and version. The script, atomic on the server, commits them only
@@ -7,24 +8,30 @@
  * decision holds for; otherwise it changes nothing and answers what the client needs to decide
  * again. An empty change set just validates the snapshot (a read-only decision).
  *
- * KEYS[1] locks    hash: lock id -> record JSON
- * KEYS[2] meta     hash: epoch, version, fence, tombstones (JSON), tomb_v (version that set them)
- * KEYS[3] changes  list: "version previous id id ..." per recent commit, newest last (delta syncs)
- * KEYS[4] events   list: break events as JSON, newest last
+ * Each redis.call costs about as much as a whole small command, so the hot path makes four: TIME,
+ * one HMGET of the metadata, one HSET (or HDEL) of the locks with the metadata, one RPUSH.
+ *
+ * KEYS[1] store    hash: lock id -> record JSON, and the metadata under fields starting with '#':
+ *                  #epoch, #version, #fence, #tombstones (JSON), #tomb_v (the version that set
+ *                  them), #watch (epoch ms until which some client listens on the channel)
+ * KEYS[2] changes  list: "version previous id id ..." per commit, newest last, at least the last
+ *                  128 (delta syncs)
+ * KEYS[3] events   list: break events as JSON, newest last (at least the last 1000)
  * ARGV[1] epoch of the snapshot ('' when the client has none: the answer is a full sync)
- * ARGV[2] version of the snapshot
+ * ARGV[2] version of the snapshot, exactly as this script answered it
  * ARGV[3] '1': check the window ARGV[4] <= server time < ARGV[5]; '0': trust the client's clock
  * ARGV[4] the time the decision was made at, in epoch ms (the client's lower bound of server time)
  * ARGV[5] the first instant, in epoch ms, at which the decision could come out differently
- * ARGV[6] the fence after the decision (the client takes fences from the server's clock in
- *         microseconds, or one past the last fence when that is larger: see redis-store.ts)
+ * ARGV[6] the fence after the decision (the store's, unless the decision granted some: the client
+ *         takes fences from the server's clock in microseconds, or one past the last fence when
+ *         that is larger; see redis-store.ts)
  * ARGV[7] the new tombstones as JSON, or '' when unchanged
- * ARGV[8] the channel to publish the new version on
+ * ARGV[8] the channel to publish the new version on, while someone listens
  * ARGV[9] n, then n pairs (lock id, record JSON) to write; then m, then m lock ids to delete;
  *         then the event JSONs to record
  *
  * Answers, as arrays of strings:
- *   {'ok', epoch, version, now}            committed (or validated), at server time `now`
+ *   {'ok', epoch, version, now}            committed (or validated), at server time `now` (ms)
  *   {'time', epoch, version, now}          nothing done: the snapshot is current but the clock
  *                                          left the window; decide again at `now`
  *   {'sync', epoch, version, now, fence, tombstones or '', 'full' or 'delta', id, json, ...}
@@ -33,33 +40,42 @@
  *                                          client's version, with '' for a deleted one
  */
 export const COMMIT_LUA = `
-local locks, meta, changes, events = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local CHANGES_KEPT, EVENTS_KEPT = 128, 1000
+local store, changes, events = KEYS[1], KEYS[2], KEYS[3]
+local CHANGES_KEPT, EVENTS_KEPT, SLICE = 128, 1000, 500
 
+-- Numbers are parsed from strings as rarely as possible: each tonumber() is a strtod().
 local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local micros = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local function str(n) return string.format('%.0f', n) end
+local seconds, us = tonumber(t[1]), tonumber(t[2])
+local now = seconds * 1000 + math.floor(us / 1000)
+local now_text = t[1] .. string.format('%03d', math.floor(us / 1000))
+local micros_n = seconds * 1000000 + us
+local micros = t[1] .. string.format('%06d', us)
+
+-- Runs command(key, ARGV[first..last]) in slices: unpack() is bounded by the Lua stack.
+local function each(command, key, first, last)
+  local result
+  for from = first, last, SLICE do
+    result = redis.call(command, key, unpack(ARGV, from, math.min(from + SLICE - 1, last)))
+  end
+  return result
+end
 
 -- A store without metadata is new, or lost its data (a restart without persistence, a flush): it
 -- gets a new epoch, so that every cached snapshot is known to be stale.
-local epoch = redis.call('HGET', meta, 'epoch')
+local m = redis.call('HMGET', store, '#epoch', '#version', '#fence', '#watch')
+local epoch, version, fence = m[1], m[2], m[3]
 if not epoch then
-  epoch = str(micros)
-  redis.call('HSET', meta, 'epoch', epoch, 'version', '0', 'fence', '0', 'tomb_v', '0')
+  epoch, version, fence = micros, '0', '0'
+  redis.call('HSET', store, '#epoch', epoch, '#version', '0', '#fence', '0', '#tomb_v', '0')
   redis.call('DEL', changes)
 end
-local version = tonumber(redis.call('HGET', meta, 'version'))
-local known = tonumber(ARGV[2]) or -1
 
-if epoch ~= ARGV[1] or version ~= known then
-  local reply = {'sync', epoch, str(version), str(now), redis.call('HGET', meta, 'fence')}
-  local tomb = redis.call('HGET', meta, 'tombstones') or '[]'
+if epoch ~= ARGV[1] or version ~= ARGV[2] then
+  local known = tonumber(ARGV[2]) or -1
   -- A delta is possible while the changes list still holds the commit made on the client's version.
   local delta = nil
-  if epoch == ARGV[1] and known < version then
-    local entries = redis.call('LRANGE', changes, 0, -1)
-    for _, entry in ipairs(entries) do
+  if epoch == ARGV[1] and known < tonumber(version) then
+    for _, entry in ipairs(redis.call('LRANGE', changes, 0, -1)) do
       local words = {}
       for word in string.gmatch(entry, '%S+') do words[#words + 1] = word end
       if delta == nil and tonumber(words[2]) == known then delta = {} end
@@ -68,61 +84,94 @@ if epoch ~= ARGV[1] or version ~= known then
       end
     end
   end
+  local reply = {'sync', epoch, version, now_text, fence, '', ''}
   if delta then
-    local tomb_v = tonumber(redis.call('HGET', meta, 'tomb_v') or '0')
-    reply[6] = (tomb_v > known) and tomb or ''
+    local ids = {'#tombstones', '#tomb_v'}
+    for id in pairs(delta) do ids[#ids + 1] = id end
+    local values = redis.call('HMGET', store, unpack(ids))
+    reply[6] = (tonumber(values[2] or '0') > known) and (values[1] or '[]') or ''
     reply[7] = 'delta'
-    for id in pairs(delta) do
-      reply[#reply + 1] = id
-      reply[#reply + 1] = redis.call('HGET', locks, id) or ''
+    for k = 3, #ids do
+      reply[#reply + 1] = ids[k]
+      reply[#reply + 1] = values[k] or ''
     end
   else
-    reply[6] = tomb
+    reply[6] = '[]'
     reply[7] = 'full'
-    local all = redis.call('HGETALL', locks)
-    for i = 1, #all do reply[#reply + 1] = all[i] end
+    local all = redis.call('HGETALL', store)
+    for k = 1, #all, 2 do
+      if string.byte(all[k], 1) ~= 35 then
+        reply[#reply + 1] = all[k]
+        reply[#reply + 1] = all[k + 1]
+      elseif all[k] == '#tombstones' then
+        reply[6] = all[k + 1]
+      end
+    end
   end
   return reply
 end
 
 if ARGV[3] == '1' and (now < tonumber(ARGV[4]) or now >= tonumber(ARGV[5])) then
-  return {'time', epoch, str(version), str(now)}
+  return {'time', epoch, version, now_text}
 end
 
-local i = 9
-local puts = tonumber(ARGV[i])
-local touched = {}
-for k = 1, puts do
-  redis.call('HSET', locks, ARGV[i + 2 * k - 1], ARGV[i + 2 * k])
-  touched[#touched + 1] = ARGV[i + 2 * k - 1]
+local puts = tonumber(ARGV[9])
+local dels = tonumber(ARGV[10 + 2 * puts])
+local first_event = 11 + 2 * puts + dels
+local grown = ARGV[6] ~= fence and tonumber(ARGV[6]) > tonumber(fence)
+if puts == 0 and dels == 0 and first_event > #ARGV and ARGV[7] == '' and not grown then
+  return {'ok', epoch, version, now_text}
 end
-i = i + 2 * puts + 1
-local dels = tonumber(ARGV[i])
-for k = 1, dels do
-  redis.call('HDEL', locks, ARGV[i + k])
-  touched[#touched + 1] = ARGV[i + k]
-end
-i = i + dels + 1
-local logged = false
-for k = i, #ARGV do
-  redis.call('RPUSH', events, ARGV[k])
-  logged = true
-end
-if logged then redis.call('LTRIM', events, -EVENTS_KEPT, -1) end
-
-local fence = tonumber(redis.call('HGET', meta, 'fence'))
-local changed = puts > 0 or dels > 0 or logged or ARGV[7] ~= '' or tonumber(ARGV[6]) ~= fence
-if not changed then return {'ok', epoch, str(version), str(now)} end
 
 -- Versions, like fences, never repeat, even after a restore from an older snapshot: they follow
 -- the server's clock in microseconds.
 local previous = version
-version = math.max(version + 1, micros)
-if tonumber(ARGV[6]) > fence then redis.call('HSET', meta, 'fence', ARGV[6]) end
-if ARGV[7] ~= '' then redis.call('HSET', meta, 'tombstones', ARGV[7], 'tomb_v', str(version)) end
-redis.call('HSET', meta, 'version', str(version))
-redis.call('RPUSH', changes, str(version) .. ' ' .. str(previous) .. ' ' .. table.concat(touched, ' '))
-redis.call('LTRIM', changes, -CHANGES_KEPT, -1)
-redis.call('PUBLISH', ARGV[8], str(version))
-return {'ok', epoch, str(version), str(now)}
+local next_n = tonumber(version) + 1
+if next_n > micros_n then
+  version = string.format('%.0f', next_n)
+else
+  version = micros
+end
+local fields = {'#version', version}
+if grown then
+  fields[#fields + 1] = '#fence'
+  fields[#fields + 1] = ARGV[6]
+end
+if ARGV[7] ~= '' then
+  fields[#fields + 1] = '#tombstones'
+  fields[#fields + 1] = ARGV[7]
+  fields[#fields + 1] = '#tomb_v'
+  fields[#fields + 1] = version
+end
+-- The metadata goes with the lock writes in one HSET when they are few.
+if puts > 0 and puts <= 100 then
+  for k = 10, 9 + 2 * puts do fields[#fields + 1] = ARGV[k] end
+elseif puts > 0 then
+  each('HSET', store, 10, 9 + 2 * puts)
+end
+redis.call('HSET', store, unpack(fields))
+if dels > 0 then each('HDEL', store, 11 + 2 * puts, 10 + 2 * puts + dels) end
+if first_event <= #ARGV and each('RPUSH', events, first_event, #ARGV) > 2 * EVENTS_KEPT then
+  redis.call('LTRIM', events, -EVENTS_KEPT, -1)
+end
+
+local touched = {version, previous}
+for k = 1, puts do touched[#touched + 1] = ARGV[8 + 2 * k] end
+for k = 1, dels do touched[#touched + 1] = ARGV[10 + 2 * puts + k] end
+-- Trimmed now and then, not on every commit: the list keeps at least the last CHANGES_KEPT.
+if redis.call('RPUSH', changes, table.concat(touched, ' ')) > 2 * CHANGES_KEPT then
+  redis.call('LTRIM', changes, -CHANGES_KEPT, -1)
+end
+if m[4] and now < tonumber(m[4]) then redis.call('PUBLISH', ARGV[8], version) end
+return {'ok', epoch, version, now_text}
+`;
+
+/** Keeps the store's #watch at least ARGV[1] ms past the server's time: commits publish until then. */
+export const WATCH_LUA = `
+local t = redis.call('TIME')
+local until_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
+if until_ms > tonumber(redis.call('HGET', KEYS[1], '#watch') or '0') then
+  redis.call('HSET', KEYS[1], '#watch', string.format('%.0f', until_ms))
+end
+return 1
 `;

@@ -1,5 +1,5 @@
 /**
- * Is a Redis server answering at host:port? Used once, when a store is first opened with nothing
+ * Is a Redis server answering at host:port, without a password? Used once, when a store is first opened with nothing
  * configured: a PING over a plain socket (ioredis stays unloaded), bounded by a short timeout.
  */
 import net from 'node:net';
@@ -14,7 +14,7 @@ export function redisAnswers(host: string, port: number, timeoutMs: number): Pro
     socket.setTimeout(timeoutMs, () => finish(false));
     socket.once('error', () => finish(false));
     socket.once('connect', () => socket.write('PING\r\n'));
-    // Any RESP reply counts: +PONG, or -NOAUTH from a server that wants a password.
-    socket.once('data', (data) => finish(data[0] === 0x2b || data[0] === 0x2d));
+    // Only +PONG counts: a server that wants a password (-NOAUTH) is not one we can use unasked.
+    socket.once('data', (data) => finish(data[0] === 0x2b));
   });
 }

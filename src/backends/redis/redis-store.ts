@@ -19,7 +19,7 @@ import type { LockRecord } from '../../core/lock.js';
 import { isLockRecord, unreadableRecord } from '../../core/lock.js';
 import type { Backend } from '../backend.js';
 import { applyChanges } from '../memory/memory-store.js';
-import { COMMIT_LUA } from './commit-script.js';
+import { COMMIT_LUA, WATCH_LUA } from './commit-script.js';
 import { parseRedisUrl, type RedisTarget } from '../../core/redis-url.js';
 
 export interface RedisStoreOptions {
@@ -38,6 +38,7 @@ export interface RedisStoreOptions {
 /** The commands of ioredis this store uses, so that the library is loaded only when needed. */
 interface Client {
   agentLockCommit(...args: string[]): Promise<string[]>;
+  agentLockWatch(key: string, ms: string): Promise<unknown>;
   lrange(key: string, start: number, stop: number): Promise<string[]>;
   connect(): Promise<void>;
   disconnect(): void;
@@ -58,6 +59,8 @@ interface Cache {
 
 /** Longest a decision may wait between being made and being committed. */
 const WINDOW_MS = 1000;
+/** How far ahead a watcher keeps the store publishing (renewed every third of it). */
+const WATCH_MS = 30_000;
 
 export class RedisStore implements Backend {
   readonly kind = 'redis' as const;
@@ -82,7 +85,7 @@ export class RedisStore implements Backend {
     this.location = this.target.display;
     this.prefix = options.prefix;
     const tag = `{${options.prefix}}`;
-    this.keys = [`${tag}:locks`, `${tag}:meta`, `${tag}:changes`, `${tag}:events`];
+    this.keys = [`${tag}:store`, `${tag}:changes`, `${tag}:events`];
     this.channel = `${tag}:changed`;
   }
 
@@ -95,7 +98,7 @@ export class RedisStore implements Backend {
 
   async events(limit: number): Promise<StoreEvent[]> {
     const client = await this.connection();
-    const lines = await this.call(() => client.lrange(this.keys[3]!, -limit, -1));
+    const lines = await this.call(() => client.lrange(this.keys[2]!, -limit, -1));
     const events: StoreEvent[] = [];
     for (const line of lines) {
       try {
@@ -120,18 +123,24 @@ export class RedisStore implements Backend {
       if (listening) listener();
     });
     this.subscribers.add(subscriber);
-    try {
-      await this.call(() => subscriber.subscribe(this.channel));
-    } catch (error) {
-      this.subscribers.delete(subscriber);
-      subscriber.disconnect();
-      throw error;
-    }
-    return async () => {
+    // Commits publish only while the store's #watch lies ahead: renew it well before it lapses.
+    const announce = () => this.call(() => client.agentLockWatch(this.keys[0]!, String(WATCH_MS)));
+    const timer = setInterval(() => announce().catch(() => undefined), WATCH_MS / 3);
+    timer.unref();
+    const stop = async () => {
       listening = false;
+      clearInterval(timer);
       this.subscribers.delete(subscriber);
       subscriber.disconnect();
     };
+    try {
+      await this.call(() => subscriber.subscribe(this.channel));
+      await announce();
+    } catch (error) {
+      await stop();
+      throw error;
+    }
+    return stop;
   }
 
   async close(): Promise<void> {
@@ -341,7 +350,8 @@ export class RedisStore implements Backend {
     client.on('error', (error) => {
       this.lastError = error;
     });
-    client.defineCommand('agentLockCommit', { numberOfKeys: 4, lua: COMMIT_LUA });
+    client.defineCommand('agentLockCommit', { numberOfKeys: 3, lua: COMMIT_LUA });
+    client.defineCommand('agentLockWatch', { numberOfKeys: 1, lua: WATCH_LUA });
     try {
       await withDeadline(client.connect(), options.timeoutMs);
     } catch (error) {
@@ -354,7 +364,9 @@ export class RedisStore implements Backend {
   /** Runs a command; any failure of the server or the connection is E_BACKEND_UNAVAILABLE. */
   private async call<T>(command: () => Promise<T>): Promise<T> {
     try {
-      return await withDeadline(command(), this.options.timeoutMs + 100);
+      // ioredis bounds each command (commandTimeout, also while queued offline); a cluster that
+      // is not ready yet queues commands of its own, without that bound.
+      return await (this.target.cluster ? withDeadline(command(), this.options.timeoutMs + 100) : command());
     } catch (error) {
       throw this.unavailable(error);
     }
