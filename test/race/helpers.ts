@@ -217,3 +217,63 @@ export function replayLog(store: string): Map<string, NonNullable<LogLine['put']
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A lock record as the Redis store keeps it (the `{prefix}:locks` hash: id -> record JSON). */
+export interface StoredRecord {
+  id: string;
+  scope: string;
+  fence: number;
+  agent_id: string;
+  status: string;
+  pid: number;
+  host: string;
+  expires_at: number | null;
+  notes: unknown[];
+}
+
+/**
+ * Reads a Redis store straight from the server (never through agent-lock): its lock records and
+ * its recent commits (`{prefix}:changes`, oldest first, each "version previous id id ...").
+ * Records are found by shape, in whichever hash of the prefix holds them (a field that is a lock
+ * id, whose value is a record with that id), so that the test does not pin the key layout.
+ */
+export async function readRedisStore(
+  url: string,
+  prefix: string,
+): Promise<{ locks: Map<string, StoredRecord>; commits: { version: number; ids: string[] }[] }> {
+  const { Redis } = await import('ioredis');
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await client.connect();
+    const keys: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, found] = await client.scan(cursor, 'MATCH', `{${prefix}}:*`, 'COUNT', 1000);
+      cursor = next;
+      keys.push(...found);
+    } while (cursor !== '0');
+    const locks = new Map<string, StoredRecord>();
+    for (const key of keys) {
+      if ((await client.type(key)) !== 'hash') continue;
+      for (const [field, json] of Object.entries(await client.hgetall(key))) {
+        if (!field.startsWith('lk_')) continue;
+        const record = JSON.parse(json) as StoredRecord;
+        if (record.id !== field) throw new Error(`${key} ${field} holds the record of ${record.id}`);
+        locks.set(field, record);
+      }
+    }
+    const changes = await client.lrange(`{${prefix}}:changes`, 0, -1);
+    const commits = changes.map((entry) => {
+      const [version, , ...ids] = entry.split(' ');
+      return { version: Number(version), ids };
+    });
+    return { locks, commits };
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** A key prefix no other run (or test) shares. */
+export function uniquePrefix(name: string): string {
+  return `alock-test/${name}/${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+}

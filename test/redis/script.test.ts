@@ -17,6 +17,8 @@ interface CommitArgs {
   until?: number;
   fence: number | string;
   tombstones?: string;
+  /** ARGV[9]: the commit's id (default: a fresh one; '' validates only). */
+  id?: string;
   puts?: [string, string][];
   dels?: string[];
   events?: string[];
@@ -33,7 +35,7 @@ interface Store {
     locks: Record<string, string>;
     /** The store hash's '#' fields, without the '#' (and without #watch, which no commit writes). */
     meta: Record<string, string>;
-    /** Each entry of the changes list as its words: version, previous version, ids touched. */
+    /** Each entry of the changes list as its words: version, previous version, ids touched (the commit id left out). */
     changes: string[][];
     events: string[];
   }>;
@@ -87,6 +89,7 @@ function store(redis: Redis, prefix = `script-${randomBytes(6).toString('hex')}`
       String(a.fence),
       a.tombstones ?? '',
       keys.channel,
+      a.id ?? randomBytes(6).toString('hex'),
       String(puts.length),
       ...puts.flat(),
       String(dels.length),
@@ -111,7 +114,7 @@ function store(redis: Redis, prefix = `script-${randomBytes(6).toString('hex')}`
         if (!field.startsWith('#')) locks[field] = value;
         else if (field !== '#watch') meta[field.slice(1)] = value;
       }
-      return { locks, meta, changes: changes.map(words), events };
+      return { locks, meta, changes: changes.map((entry) => words(entry).filter((_, i) => i !== 2)), events };
     },
   };
 }
@@ -313,6 +316,33 @@ describeRedis('the commit script', () => {
       expect(full[6]).toBe('full');
       expect(listed(full)).toEqual({ lk_a: rec('lk_a', 2), lk_c: rec('lk_c'), lk_keep: rec('lk_keep') });
     }
+    expect(await s.state()).toEqual(stored);
+  });
+
+  it('answers a commit that arrives twice (a resend after a dropped reply) with the version it made, once', async () => {
+    const redis = client();
+    const s = store(redis);
+    const [, epoch] = await s.sync();
+    const first = {
+      epoch: epoch!,
+      version: '0',
+      fence: 7,
+      id: 'commit-a',
+      puts: [['lk_a', rec('lk_a')]] as [string, string][],
+    };
+    const made = await s.commit(first);
+    expect(made[0]).toBe('ok');
+    // Another client commits on top before the resend arrives.
+    const other = await s.commit({ epoch: epoch!, version: made[2]!, fence: 7, dels: ['lk_a'] });
+    expect(other[0]).toBe('ok');
+    const stored = await s.state();
+
+    const again = await s.commit(first);
+    expect(again.slice(0, 3)).toEqual(['ok', epoch, made[2]]);
+    expect(await s.state()).toEqual(stored);
+    // The same snapshot with another id is a different decision: judged stale, as always.
+    const different = await s.commit({ ...first, id: 'commit-b' });
+    expect(different.slice(0, 3)).toEqual(['sync', epoch, other[2]]);
     expect(await s.state()).toEqual(stored);
   });
 

@@ -14,8 +14,8 @@
  * KEYS[1] store    hash: lock id -> record JSON, and the metadata under fields starting with '#':
  *                  #epoch, #version, #fence, #tombstones (JSON), #tomb_v (the version that set
  *                  them), #watch (epoch ms until which some client listens on the channel)
- * KEYS[2] changes  list: "version previous id id ..." per commit, newest last, at least the last
- *                  128 (delta syncs)
+ * KEYS[2] changes  list: "version previous commit-id id id ..." per commit, newest last, at
+ *                  least the last 128 (delta syncs, and recognising a commit sent twice)
  * KEYS[3] events   list: break events as JSON, newest last (at least the last 1000)
  * ARGV[1] epoch of the snapshot ('' when the client has none: the answer is a full sync)
  * ARGV[2] version of the snapshot, exactly as this script answered it
@@ -27,7 +27,10 @@
  *         that is larger; see redis-store.ts)
  * ARGV[7] the new tombstones as JSON, or '' when unchanged
  * ARGV[8] the channel to publish the new version on, while someone listens
- * ARGV[9] n, then n pairs (lock id, record JSON) to write; then m, then m lock ids to delete;
+ * ARGV[9] a fresh id for this commit ('' to validate only): a commit that arrives again (the
+ *         client's connection dropped before the answer and ioredis sent it anew) answers 'ok'
+ *         with the version it made, instead of being judged stale
+ * ARGV[10] n, then n pairs (lock id, record JSON) to write; then m, then m lock ids to delete;
  *         then the event JSONs to record
  *
  * Answers, as arrays of strings:
@@ -78,9 +81,13 @@ if epoch ~= ARGV[1] or version ~= ARGV[2] then
     for _, entry in ipairs(redis.call('LRANGE', changes, 0, -1)) do
       local words = {}
       for word in string.gmatch(entry, '%S+') do words[#words + 1] = word end
-      if delta == nil and tonumber(words[2]) == known then delta = {} end
+      if delta == nil and words[2] == ARGV[2] then
+        -- This very commit was applied already: answer as the first time.
+        if ARGV[9] ~= '' and words[3] == ARGV[9] then return {'ok', epoch, words[1], now_text} end
+        delta = {}
+      end
       if delta ~= nil then
-        for w = 3, #words do delta[words[w]] = true end
+        for w = 4, #words do delta[words[w]] = true end
       end
     end
   end
@@ -115,9 +122,9 @@ if ARGV[3] == '1' and (now < tonumber(ARGV[4]) or now >= tonumber(ARGV[5])) then
   return {'time', epoch, version, now_text}
 end
 
-local puts = tonumber(ARGV[9])
-local dels = tonumber(ARGV[10 + 2 * puts])
-local first_event = 11 + 2 * puts + dels
+local puts = tonumber(ARGV[10])
+local dels = tonumber(ARGV[11 + 2 * puts])
+local first_event = 12 + 2 * puts + dels
 local grown = ARGV[6] ~= fence and tonumber(ARGV[6]) > tonumber(fence)
 if puts == 0 and dels == 0 and first_event > #ARGV and ARGV[7] == '' and not grown then
   return {'ok', epoch, version, now_text}
@@ -145,19 +152,19 @@ if ARGV[7] ~= '' then
 end
 -- The metadata goes with the lock writes in one HSET when they are few.
 if puts > 0 and puts <= 100 then
-  for k = 10, 9 + 2 * puts do fields[#fields + 1] = ARGV[k] end
+  for k = 11, 10 + 2 * puts do fields[#fields + 1] = ARGV[k] end
 elseif puts > 0 then
-  each('HSET', store, 10, 9 + 2 * puts)
+  each('HSET', store, 11, 10 + 2 * puts)
 end
 redis.call('HSET', store, unpack(fields))
-if dels > 0 then each('HDEL', store, 11 + 2 * puts, 10 + 2 * puts + dels) end
+if dels > 0 then each('HDEL', store, 12 + 2 * puts, 11 + 2 * puts + dels) end
 if first_event <= #ARGV and each('RPUSH', events, first_event, #ARGV) > 2 * EVENTS_KEPT then
   redis.call('LTRIM', events, -EVENTS_KEPT, -1)
 end
 
-local touched = {version, previous}
-for k = 1, puts do touched[#touched + 1] = ARGV[8 + 2 * k] end
-for k = 1, dels do touched[#touched + 1] = ARGV[10 + 2 * puts + k] end
+local touched = {version, previous, ARGV[9] ~= '' and ARGV[9] or '-'}
+for k = 1, puts do touched[#touched + 1] = ARGV[9 + 2 * k] end
+for k = 1, dels do touched[#touched + 1] = ARGV[11 + 2 * puts + k] end
 -- Trimmed now and then, not on every commit: the list keeps at least the last CHANGES_KEPT.
 if redis.call('RPUSH', changes, table.concat(touched, ' ')) > 2 * CHANGES_KEPT then
   redis.call('LTRIM', changes, -CHANGES_KEPT, -1)

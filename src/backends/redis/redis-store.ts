@@ -12,6 +12,7 @@
  * holder's staleness or a short bound (which also keeps a server that was paused from committing,
  * on waking, a decision its client already gave up on).
  */
+import { randomBytes } from 'node:crypto';
 import type { Changes, Decided, StoreEvent, StoreState, Tombstone } from '../../core/decide.js';
 import { isEmpty } from '../../core/decide.js';
 import { AgentLockError } from '../../core/errors.js';
@@ -241,6 +242,7 @@ export class RedisStore implements Backend {
       String(changes?.fence ?? cache?.fence ?? 0),
       changes?.tombstones ? JSON.stringify(changes.tombstones) : '',
       this.channel,
+      changes ? randomBytes(6).toString('base64url') : '',
       String(changes?.put.length ?? 0),
       ...(changes?.put.flatMap((record) => [record.id, JSON.stringify(record)]) ?? []),
       String(changes?.del.length ?? 0),
