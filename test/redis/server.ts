@@ -96,9 +96,10 @@ export async function startRedis(options: { port?: number; args?: string[] } = {
       { stdio: 'ignore' },
     );
     const exited = once(child, 'exit').then(() => false);
-    const up = waitUntil(() => redisAnswers('127.0.0.1', port, 200), `redis-server on port ${port}`).then(
-      () => true,
-    );
+    const up = waitUntil(
+      () => redisAnswers('127.0.0.1', port, 200, true),
+      `redis-server on port ${port}`,
+    ).then(() => true);
     return Promise.race([up, exited]);
   };
   // A port found free can be taken before the server binds it: try another.

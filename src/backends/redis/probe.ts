@@ -4,7 +4,13 @@
  */
 import net from 'node:net';
 
-export function redisAnswers(host: string, port: number, timeoutMs: number): Promise<boolean> {
+export function redisAnswers(
+  host: string,
+  port: number,
+  timeoutMs: number,
+  /** Count an error reply too (a server that wants a password is up): for waiting on a start. */
+  anyReply = false,
+): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect({ host, port });
     const finish = (answer: boolean) => {
@@ -15,6 +21,6 @@ export function redisAnswers(host: string, port: number, timeoutMs: number): Pro
     socket.once('error', () => finish(false));
     socket.once('connect', () => socket.write('PING\r\n'));
     // Only +PONG counts: a server that wants a password (-NOAUTH) is not one we can use unasked.
-    socket.once('data', (data) => finish(data[0] === 0x2b));
+    socket.once('data', (data) => finish(data[0] === 0x2b || (anyReply && data[0] === 0x2d)));
   });
 }
