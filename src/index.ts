@@ -5,6 +5,8 @@ export type {
   AcquireStatus,
   BreakStatus,
   CheckStatus,
+  LeaseCheckStatus,
+  ListOutcome,
   ListStatus,
   NoteStatus,
   Outcome,
@@ -16,4 +18,13 @@ export type {
 export { AgentLockError, type ErrorCode } from './core/errors.js';
 export type { Identity } from './core/identity.js';
 export type { Holder, Lock, Mode } from './core/lock.js';
-export { type AcquireOptions, type Locks, type OpenLocksOptions, openLocks } from './locks.js';
+export { type Lease, LeaseLostError, type LeaseLostReason } from './lease.js';
+export {
+  type AcquireOptions,
+  type HoldOptions,
+  type HoldResult,
+  type Locks,
+  type OpenLocksOptions,
+  openLocks,
+  type WithLockResult,
+} from './locks.js';

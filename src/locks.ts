@@ -15,7 +15,6 @@ import {
   type CheckStatus,
   type Decided,
   type DecisionContext,
-  type ListStatus,
   type NoteStatus,
   type Outcome,
   type ReleaseStatus,
@@ -27,7 +26,13 @@ import {
   decideAcquire,
   decideBreak,
   decideCheck,
+  decideLeave,
+  decideLeaseCheck,
+  decideLeaseRelease,
+  decideLeaseRenew,
   decideList,
+  type LeaseRef,
+  type ListOutcome,
   decideNote,
   decideRelease,
   decideRenew,
@@ -37,7 +42,8 @@ import {
 } from './core/decide.js';
 import { AgentLockError } from './core/errors.js';
 import { type Identity, resolveIdentity } from './core/identity.js';
-import type { Holder, Mode } from './core/lock.js';
+import type { Holder, Lock, Mode } from './core/lock.js';
+import { instant, type Lease, type LeaseLostError, type LeaseStore, startLease } from './lease.js';
 import { parseRedisUrl, RedisUrlError } from './core/redis-url.js';
 import { parseScope } from './core/scope.js';
 import { ancestorChain, hostName, processAlive, startStamp } from './host/process.js';
@@ -63,6 +69,11 @@ export interface OpenLocksOptions {
   clock?: () => number;
   /** Environment to read settings from. Default: process.env. */
   env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * A waiting acquire wakes when the store changes (a notification) and also looks this often
+   * (ms), in case a notification was lost. Default 1000.
+   */
+  waitPollMs?: number;
 }
 
 export interface AcquireOptions {
@@ -74,7 +85,30 @@ export interface AcquireOptions {
   /** Lease in seconds; default AGENT_LOCK_TTL_SECONDS, else none. */
   ttl?: number;
   shared?: boolean;
+  /**
+   * Seconds to wait in line while the scopes are held (`Infinity`: until granted). Default 0: answer
+   * at once. Waiters are served in arrival order; past the deadline the answer is `timeout`.
+   */
+  wait?: number;
+  /** Aborts a wait: the call rejects with the signal's reason and leaves nothing in the store. */
+  signal?: AbortSignal;
+  /** Called after each refused attempt while waiting, with what stands in the way (live lines). */
+  onWait?: (conflicts: Lock[]) => void;
 }
+
+export interface HoldOptions extends AcquireOptions {
+  /** Called once when the lease is lost, with the reason its signal aborts with. */
+  onLost?: (error: LeaseLostError) => void;
+}
+
+/** `hold` hands back a lease when granted; any other answer is the acquire outcome, without one. */
+export type HoldResult =
+  | (Outcome<'acquired' | 'already_mine'> & { readonly lease: Lease })
+  | (Outcome<Exclude<AcquireStatus, 'acquired' | 'already_mine'>> & { readonly lease?: undefined });
+
+export type WithLockResult<T> =
+  | (Outcome<'acquired' | 'already_mine'> & { readonly value: T })
+  | (Outcome<Exclude<AcquireStatus, 'acquired' | 'already_mine'>> & { readonly value?: undefined });
 
 export interface Locks {
   readonly agent: { readonly id: string; readonly parentId: string | null };
@@ -93,8 +127,19 @@ export interface Locks {
     options?: { ttl?: number; token?: string },
   ): Promise<Outcome<RenewStatus>>;
   check(scopes: string | readonly string[], options?: { shared?: boolean }): Promise<Outcome<CheckStatus>>;
-  list(): Promise<Outcome<ListStatus>>;
-  mine(): Promise<Outcome<ListStatus>>;
+  list(): Promise<ListOutcome>;
+  mine(): Promise<ListOutcome>;
+  /**
+   * Takes the scopes (waiting if asked) as a lease that renews itself at a third of its TTL
+   * (default AGENT_LOCK_TTL_SECONDS, else 30 s) until released.
+   */
+  hold(scopes: string | readonly string[], options?: HoldOptions): Promise<HoldResult>;
+  /** Holds the scopes while `work` runs, then releases them, however `work` ends. */
+  withLock<T>(
+    scopes: string | readonly string[],
+    options: HoldOptions,
+    work: (signal: AbortSignal, lease: Lease) => Promise<T>,
+  ): Promise<WithLockResult<T>>;
   note(scope: string, text: string, options?: { token?: string }): Promise<Outcome<NoteStatus>>;
   resume(scope: string): Promise<Outcome<ResumeStatus>>;
   breakLock(
@@ -106,6 +151,10 @@ export interface Locks {
 }
 
 const MAX_INTENT = 500;
+/** A waiter's place in line lapses this long after its last refresh (it refreshes well before). */
+const TICKET_TTL_MS = 10_000;
+/** The lease `hold` takes without a TTL given or configured. */
+const HOLD_TTL_SECONDS = 30;
 const MAX_NOTE = 2000;
 /** More files than this under --enforce needs --force: a typo'd scope should not freeze a tree. */
 const MAX_FROZEN = 500;
@@ -141,6 +190,27 @@ function checkedTtl(ttl: number | undefined, fallback: number | null): number | 
     throw new AgentLockError('E_TTL_INVALID', `ttl must be whole seconds from 1 to 31536000 (got ${ttl})`);
   }
   return ttl;
+}
+
+function checkedWait(wait: number | undefined): number {
+  if (wait === undefined) return 0;
+  if (typeof wait !== 'number' || Number.isNaN(wait) || wait < 0) {
+    throw new AgentLockError('E_USAGE', `wait must be seconds, 0 or more (got ${wait})`);
+  }
+  return wait;
+}
+
+/** Resolves after `ms`, or sooner when `wake` is called; its timer keeps a waiting process alive. */
+function pause(ms: number): { done: Promise<void>; wake: () => void } {
+  let wake = () => {};
+  const done = new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, Math.max(0, ms));
+    wake = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+  });
+  return { done, wake };
 }
 
 function completeIdentity(
@@ -240,8 +310,120 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
       return decided;
     }, clock);
   const mode = (shared: boolean | undefined): Mode => (shared ? 'shared' : 'exclusive');
+  const pollMs = options.waitPollMs ?? 1000;
+  let waiter: Holder | null = null;
+  // Tickets are held by this process, not by the lock holder: a killed waiter leaves the line at once.
+  const self = (): Holder => {
+    waiter ??= { host: identity.holder.host, pid: process.pid, started: startStamp(process.pid) };
+    return waiter;
+  };
+  const refsOf = (locks: readonly Lock[]): LeaseRef[] =>
+    locks.map((l) => ({ id: l.id, tokenHash: l.token === undefined ? null : hashToken(l.token) }));
 
-  return {
+  /**
+   * Waits in line: the first refused attempt takes a ticket (the store keeps our place), then every
+   * store change (or the poll) tries again, until granted, refused for good, the deadline or abort.
+   */
+  async function waitInLine(
+    req: Parameters<typeof decideAcquire>[2],
+    wait: number,
+    opts: AcquireOptions,
+  ): Promise<Outcome<AcquireStatus>> {
+    const { signal } = opts;
+    const deadline = performance.now() + wait * 1000;
+    const secret = randomBytes(16).toString('base64url');
+    const hash = hashToken(secret);
+    let woken = false;
+    let sleeping: ReturnType<typeof pause> | null = null;
+    const poke = () => {
+      woken = true;
+      sleeping?.wake();
+    };
+    signal?.addEventListener('abort', poke);
+    let unwatch: (() => Promise<void>) | null = null;
+    let queued = false;
+    try {
+      for (;;) {
+        if (signal?.aborted) throw signal.reason;
+        const last = performance.now() >= deadline;
+        woken = false;
+        const attempt = { ...req, wait: { hash, waiter: self(), ttlMs: TICKET_TTL_MS, last } };
+        const outcome = await run((state, ctx) => decideAcquire(state, ctx, attempt));
+        if (outcome.status !== 'held') {
+          // Whatever the answer, the decision took our tickets away with it.
+          queued = false;
+          if (signal?.aborted) {
+            if (outcome.status === 'acquired') await releaseRefs(refsOf(outcome.locks)).catch(() => {});
+            throw signal.reason;
+          }
+          return outcome;
+        }
+        queued = true;
+        try {
+          opts.onWait?.(outcome.conflicts);
+        } catch {
+          // A live line that fails must not end the wait.
+        }
+        // Only a contended request pays for a subscription; the retry right after it covers any
+        // change made between our attempt and the subscription.
+        if (unwatch === null) {
+          unwatch = await backend.watch(poke).catch(() => async () => {});
+          continue;
+        }
+        if (!woken) {
+          sleeping = pause(Math.min(pollMs, deadline - performance.now()));
+          await sleeping.done;
+          sleeping = null;
+        }
+      }
+    } catch (error) {
+      // Interrupted or failed: leave the line, so that nobody waits behind a request that is gone.
+      if (queued) await run((state, ctx) => decideLeave(state, ctx, { hash })).catch(() => {});
+      throw error;
+    } finally {
+      signal?.removeEventListener('abort', poke);
+      if (unwatch) await unwatch().catch(() => {});
+    }
+  }
+
+  const releaseRefs = (refs: readonly LeaseRef[]) =>
+    run((state, ctx) => decideLeaseRelease(state, ctx, { refs }));
+  const leaseStore: LeaseStore = {
+    renew: (refs, ttlSeconds) => run((state, ctx) => decideLeaseRenew(state, ctx, { refs, ttlSeconds })),
+    check: (refs) => run((state, ctx) => decideLeaseCheck(state, ctx, { refs })),
+    release: releaseRefs,
+    watch: (listener) => backend.watch(listener),
+  };
+
+  async function hold(scopes: string | readonly string[], opts: HoldOptions): Promise<HoldResult> {
+    const ttl = opts.ttl ?? config.defaultTtlSeconds ?? HOLD_TTL_SECONDS;
+    const since = instant();
+    // Times are taken before each attempt, so the lease's deadline never trails the store's.
+    let granted = since;
+    const outcome = await api.acquire(scopes, {
+      ...opts,
+      ttl,
+      onWait: (conflicts) => {
+        granted = instant();
+        opts.onWait?.(conflicts);
+      },
+    });
+    if (outcome.status !== 'acquired' && outcome.status !== 'already_mine') {
+      return outcome as HoldResult;
+    }
+    const owned = outcome.status === 'acquired';
+    const lease = await startLease(leaseStore, {
+      locks: outcome.locks,
+      refs: refsOf(outcome.locks),
+      ttl: owned ? ttl : (outcome.locks[0]?.ttl_seconds ?? null),
+      owned,
+      since: granted,
+      ...(opts.onLost ? { onLost: opts.onLost } : {}),
+    });
+    return { status: outcome.status, locks: outcome.locks, conflicts: outcome.conflicts, lease };
+  }
+
+  const api: Locks = {
     agent: { id: identity.agentId, parentId: identity.parentAgentId },
     identity,
     tree: { root: treeInfo.root, key: treeKey },
@@ -268,7 +450,12 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
         intent: text(opts.intent, 'intent', MAX_INTENT, false),
         ttlSeconds: checkedTtl(opts.ttl, config.defaultTtlSeconds),
       };
-      const outcome = await run((state, ctx) => decideAcquire(state, ctx, req));
+      const wait = checkedWait(opts.wait);
+      opts.signal?.throwIfAborted();
+      const outcome =
+        wait > 0
+          ? await waitInLine(req, wait, opts)
+          : await run((state, ctx) => decideAcquire(state, ctx, req));
       // The files are changed only once the lock records them: whatever happens next, the record
       // says what to restore.
       if (outcome.status === 'acquired' && freeze) {
@@ -303,6 +490,21 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
     },
     list() {
       return run((state, ctx) => decideList(state, ctx, { mineOnly: false }));
+    },
+    hold: (scopes, opts = {}) => hold(scopes, opts),
+    async withLock(scopes, opts, work) {
+      const held = await hold(scopes, opts);
+      if (held.lease === undefined) return held;
+      const { lease } = held;
+      let value: Awaited<ReturnType<typeof work>>;
+      try {
+        value = await work(lease.signal, lease);
+      } catch (error) {
+        await lease.release().catch(() => {});
+        throw error;
+      }
+      await lease.release();
+      return { status: held.status, locks: held.locks, conflicts: held.conflicts, value };
     },
     mine() {
       return run((state, ctx) => decideList(state, ctx, { mineOnly: true }));
@@ -339,4 +541,5 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
       return backend.close();
     },
   };
+  return api;
 }

@@ -20,8 +20,9 @@ export interface Backend {
   /**
    * Calls `listener` soon after any process commits a change to the store: best effort and
    * coalesced, so waiters wake promptly but still poll. Resolves to a function that stops it.
+   * Memory: in-process; file: fs.watch on the store folder with a polling fallback; Redis: pub/sub.
    */
-  watch?(listener: () => void): Promise<() => Promise<void>>;
+  watch(listener: () => void): Promise<() => Promise<void>>;
   /** Recorded events (breaks), newest last. */
   events(limit: number): Promise<StoreEvent[]>;
   close(): Promise<void>;

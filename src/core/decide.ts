@@ -70,14 +70,21 @@ export interface Outcome<S extends string> {
   readonly conflicts: Lock[];
 }
 
-export type AcquireStatus = 'acquired' | 'already_mine' | 'held' | 'parent_scope' | 'interrupted';
+export type AcquireStatus = 'acquired' | 'already_mine' | 'held' | 'parent_scope' | 'interrupted' | 'timeout';
 export type ReleaseStatus = 'released' | 'not_found' | 'refused';
 export type RenewStatus = 'renewed' | 'expired' | 'not_found' | 'refused';
 export type CheckStatus = 'free' | 'mine' | 'held';
 export type ListStatus = 'listed';
+/** What a lease learns of its locks: all still there (`mine`), lapsed (`expired`), or gone. */
+export type LeaseCheckStatus = 'mine' | 'expired' | 'not_found';
 export type NoteStatus = 'noted' | 'not_found' | 'refused';
 export type ResumeStatus = 'resumed' | 'not_found' | 'held';
 export type BreakStatus = 'broken' | 'not_found';
+
+/** `list` and `mine` also show the queue: tickets of waiting requests, never counted as locks. */
+export interface ListOutcome extends Outcome<ListStatus> {
+  readonly waiting: Lock[];
+}
 
 export interface Decided<T> {
   readonly result: T;
@@ -97,6 +104,30 @@ export interface AcquireRequest {
   readonly mode: Mode;
   readonly intent: string | null;
   readonly ttlSeconds: number | null;
+  /** Set by a waiting acquire: its place in line, kept in the store while it waits. */
+  readonly wait?: WaitTicket;
+}
+
+/**
+ * A waiting request's ticket. Arrival order is ticket order: a request conflicts with the earlier
+ * tickets that overlap it (as their locks would), so a queued wide claim is not starved by a stream
+ * of narrow ones, whoever asks and on whichever host.
+ */
+export interface WaitTicket {
+  /** sha256 of the waiter's ticket secret: finds its tickets again on every attempt. */
+  readonly hash: string;
+  /** The waiting process (not the lock holder): its death on this host frees the place at once. */
+  readonly waiter: Holder;
+  /** Ticket lease: a waiter elsewhere that stops refreshing its ticket loses its place. */
+  readonly ttlMs: number;
+  /** The deadline has come: answer `timeout` instead of `held`, and leave the line. */
+  readonly last: boolean;
+}
+
+/** One lock of a lease: found again by id, and proven by its token's hash (null: by the caller's id). */
+export interface LeaseRef {
+  readonly id: string;
+  readonly tokenHash: string | null;
 }
 
 const TOMBSTONE_LIMIT = 256;
@@ -195,6 +226,19 @@ class Decision {
     return !alive;
   }
 
+  /** A ticket lapses with its short lease, or at once when its waiting process is gone (same host). */
+  ticketGone(record: LockRecord): boolean {
+    if (record.expires_at !== null && record.expires_at <= this.ctx.now) return true;
+    if (record.host !== this.ctx.caller.holder.host) return false;
+    const key = `${record.pid}|${record.started}`;
+    let alive = this.aliveMemo.get(key);
+    if (alive === undefined) {
+      alive = this.ctx.processAlive(record.pid, record.started);
+      this.aliveMemo.set(key, alive);
+    }
+    return !alive;
+  }
+
   /**
    * Step 1 of every decision. A lease (a lock with a TTL) lives by its TTL, so a short-lived process
    * may take it and a later one renew it with the token; a lock without one lives by its holder.
@@ -206,6 +250,10 @@ class Decision {
     // First step of a decision: nothing is written yet, so the snapshot itself is the live set.
     for (const record of this.state.locks.values()) {
       if (record.unreadable || record.status === 'orphaned') continue;
+      if (record.status === 'waiting') {
+        if (this.ticketGone(record)) doomed.push(record);
+        continue;
+      }
       if (record.expires_at === null) {
         // The caller's own process is alive by definition: the common case costs no lookup.
         if (record.pid === mine.pid && record.started === mine.started && record.host === mine.host) continue;
@@ -328,18 +376,28 @@ interface Scan {
   orphans: LockRecord[];
 }
 
-/** One pass over the live locks answers every question acquire asks (hot with many locks held). */
-function scan(d: Decision, targets: readonly Target[], mode: Mode): Scan {
+/**
+ * One pass over the live locks answers every question acquire asks (hot with many locks held).
+ * Tickets count only when `ahead` says they came first; they are never parents, covers or orphans.
+ */
+function scan(
+  d: Decision,
+  targets: readonly Target[],
+  mode: Mode,
+  ahead: (ticket: LockRecord) => boolean,
+): Scan {
   const { caller } = d.ctx;
   const result: Scan = { parentHeld: [], conflicts: [], covering: targets.map(() => undefined), orphans: [] };
   for (const record of d.live()) {
+    const ticket = record.status === 'waiting';
+    if (ticket && !ahead(record)) continue;
     let overlapsAny = false;
     for (let i = 0; i < targets.length; i++) {
       const target = targets[i]!;
       if (!record.unreadable && !sameSpace(record, target)) continue;
       if (!overlaps(record, target)) continue;
       overlapsAny = true;
-      if (record.unreadable) continue;
+      if (record.unreadable || ticket) continue;
       const exact = record.scope === target.scope.pattern;
       if (record.status === 'orphaned') {
         if (exact && !result.orphans.includes(record)) result.orphans.push(record);
@@ -369,7 +427,17 @@ export function decideAcquire(
 ): Decided<Outcome<AcquireStatus>> {
   const d = new Decision(state, ctx);
   d.reap();
-  const found = scan(d, req.targets, req.mode);
+  const wait = req.wait;
+  const tickets = wait
+    ? [...d.live()].filter((r) => r.status === 'waiting' && r.token_hash === wait.hash)
+    : [];
+  // Our place in line: every ticket taken before ours stands in the way, as its lock would.
+  const place = tickets.length > 0 ? Math.min(...tickets.map((r) => r.fence)) : Number.POSITIVE_INFINITY;
+  const found = scan(d, req.targets, req.mode, (r) => r.token_hash !== wait?.hash && r.fence < place);
+  // Any answer but `held` ends the wait: the tickets go in the same step.
+  if (found.parentHeld.length > 0 || found.conflicts.length === 0 || wait?.last) {
+    for (const record of tickets) d.remove(record);
+  }
   if (found.parentHeld.length > 0) {
     return d.done(
       outcome(
@@ -379,14 +447,16 @@ export function decideAcquire(
       ),
     );
   }
-  if (found.conflicts.length > 0)
+  if (found.conflicts.length > 0) {
+    if (wait && !wait.last) queue(d, req, wait, tickets);
     return d.done(
       outcome(
-        'held',
+        wait?.last ? 'timeout' : 'held',
         [],
         found.conflicts.map((r) => d.view(r)),
       ),
     );
+  }
   if (found.covering.every((record) => record !== undefined)) {
     const touched = new Map<string, LockRecord>();
     for (const record of found.covering) {
@@ -435,6 +505,146 @@ export function decideAcquire(
   );
 }
 
+/** Takes a place in line (one ticket per scope, one number for the request), or keeps it fresh. */
+function queue(d: Decision, req: AcquireRequest, wait: WaitTicket, tickets: readonly LockRecord[]): void {
+  const { caller, now } = d.ctx;
+  if (tickets.length > 0) {
+    // Refreshed well before it lapses, but not on every attempt: each write wakes every watcher.
+    for (const record of tickets) {
+      if (record.expires_at === null || record.expires_at - now < wait.ttlMs / 2) {
+        d.put({ ...record, updated_at: now, expires_at: now + wait.ttlMs });
+      }
+    }
+    return;
+  }
+  const place = d.nextFence();
+  for (const target of req.targets) {
+    d.put({
+      id: `wt_${d.ctx.newLock().id.replace(/^lk_/, '')}`,
+      scope: target.scope.pattern,
+      kind: target.scope.kind,
+      mode: req.mode,
+      agent_id: caller.agentId,
+      parent_agent_id: caller.parentAgentId,
+      intent: req.intent,
+      tree: target.tree,
+      host: wait.waiter.host,
+      pid: wait.waiter.pid,
+      started: wait.waiter.started,
+      created_at: now,
+      updated_at: now,
+      expires_at: now + wait.ttlMs,
+      ttl_seconds: req.ttlSeconds,
+      status: 'waiting',
+      fence: place,
+      frozen_paths: [],
+      frozen_modes: [],
+      notes: [],
+      token_hash: wait.hash,
+    });
+  }
+}
+
+/** Leaves the line: removes the tickets of an interrupted or failed wait. */
+export function decideLeave(
+  state: StoreState,
+  ctx: DecisionContext,
+  req: { hash: string },
+): Decided<{ left: number }> {
+  const d = new Decision(state, ctx);
+  d.reap();
+  const mine = [...d.live()].filter((r) => r.status === 'waiting' && r.token_hash === req.hash);
+  for (const record of mine) d.remove(record);
+  return d.done({ left: mine.length });
+}
+
+function leaseRecords(d: Decision, refs: readonly LeaseRef[]): (LockRecord | undefined)[] {
+  const live = new Map<string, LockRecord>();
+  for (const record of d.live()) live.set(record.id, record);
+  return refs.map((ref) => {
+    const record = live.get(ref.id);
+    if (record === undefined || record.status !== 'active') return undefined;
+    const proven =
+      ref.tokenHash === null ? owns(record, d.ctx.caller, null) : record.token_hash === ref.tokenHash;
+    return proven ? record : undefined;
+  });
+}
+
+/** A lease's lock that is gone lapsed (its tombstone says so) or was broken or released. */
+function goneStatus(d: Decision, refs: readonly LeaseRef[], found: (LockRecord | undefined)[]) {
+  const lapsed = refs.some(
+    (ref, i) => found[i] === undefined && d.currentTombstones().some((t) => t.token_hash === ref.tokenHash),
+  );
+  return lapsed ? ('expired' as const) : ('not_found' as const);
+}
+
+/** Are all of a lease's locks still there, by id and token? Read-only: `mine`, `expired`, `not_found`. */
+export function decideLeaseCheck(
+  state: StoreState,
+  ctx: DecisionContext,
+  req: { refs: readonly LeaseRef[] },
+): Decided<Outcome<LeaseCheckStatus>> {
+  const d = new Decision(state, ctx);
+  d.reap();
+  const found = leaseRecords(d, req.refs);
+  if (found.every((r) => r !== undefined))
+    return d.done(
+      outcome(
+        'mine',
+        found.map((r) => d.view(r!)),
+      ),
+    );
+  return d.done(outcome(goneStatus(d, req.refs, found)));
+}
+
+/** Renews exactly a lease's locks (by id and token), all or none: never another lock on the scope. */
+export function decideLeaseRenew(
+  state: StoreState,
+  ctx: DecisionContext,
+  req: { refs: readonly LeaseRef[]; ttlSeconds: number | null },
+): Decided<Outcome<RenewStatus>> {
+  const d = new Decision(state, ctx);
+  d.reap();
+  const found = leaseRecords(d, req.refs);
+  if (!found.every((r) => r !== undefined)) return d.done(outcome(goneStatus(d, req.refs, found)));
+  const renewed = found.map((record) => {
+    const ttl = req.ttlSeconds ?? record!.ttl_seconds;
+    const next: LockRecord = {
+      ...record!,
+      updated_at: ctx.now,
+      ttl_seconds: ttl,
+      expires_at: ttl === null ? null : ctx.now + ttl * 1000,
+    };
+    d.put(next);
+    return next;
+  });
+  return d.done(
+    outcome(
+      'renewed',
+      renewed.map((r) => d.view(r)),
+    ),
+  );
+}
+
+/** Releases exactly a lease's locks (by id and token); `not_found` if any was already gone. */
+export function decideLeaseRelease(
+  state: StoreState,
+  ctx: DecisionContext,
+  req: { refs: readonly LeaseRef[] },
+): Decided<Outcome<ReleaseStatus>> {
+  const d = new Decision(state, ctx);
+  d.reap();
+  const found = leaseRecords(d, req.refs);
+  const present = found.filter((r): r is LockRecord => r !== undefined);
+  for (const record of present) d.remove(record);
+  return d.done(
+    outcome(
+      present.length === found.length ? 'released' : 'not_found',
+      present.map((r) => d.view(r)),
+    ),
+  );
+}
+
 export function decideRelease(
   state: StoreState,
   ctx: DecisionContext,
@@ -444,7 +654,7 @@ export function decideRelease(
   d.reap();
   const tokenHash = req.token === null ? null : ctx.hashToken(req.token);
   if (req.targets === 'all') {
-    const mine = [...d.live()].filter((r) => owns(r, ctx.caller, tokenHash));
+    const mine = [...d.live()].filter((r) => r.status !== 'waiting' && owns(r, ctx.caller, tokenHash));
     for (const record of mine) d.remove(record);
     return d.done(
       outcome(
@@ -457,7 +667,7 @@ export function decideRelease(
   const refused: LockRecord[] = [];
   let missing = false;
   for (const target of req.targets) {
-    const candidates = [...d.live()].filter((r) => sameScope(r, target));
+    const candidates = [...d.live()].filter((r) => r.status !== 'waiting' && sameScope(r, target));
     const owned = candidates.filter((r) => owns(r, ctx.caller, tokenHash));
     if (owned.length > 0) {
       for (const record of owned) {
@@ -581,17 +791,21 @@ export function decideList(
   state: StoreState,
   ctx: DecisionContext,
   req: { mineOnly: boolean },
-): Decided<Outcome<ListStatus>> {
+): Decided<ListOutcome> {
   const d = new Decision(state, ctx);
   d.reap();
   const all = [...d.live()].filter((r) => !req.mineOnly || owns(r, ctx.caller, null));
   all.sort((a, b) => a.created_at - b.created_at || a.fence - b.fence);
-  return d.done(
-    outcome(
+  const locks = all.filter((r) => r.status !== 'waiting');
+  // The queue in line order (ticket numbers), after the locks.
+  const waiting = all.filter((r) => r.status === 'waiting').sort((a, b) => a.fence - b.fence);
+  return d.done({
+    ...outcome(
       'listed',
-      all.map((r) => d.view(r)),
+      locks.map((r) => d.view(r)),
     ),
-  );
+    waiting: waiting.map((r) => d.view(r)),
+  });
 }
 
 export function decideNote(
@@ -658,8 +872,11 @@ export function decideBreak(
 ): Decided<Outcome<BreakStatus>> {
   const d = new Decision(state, ctx);
   d.reap();
+  // Tickets are not locks: they leave with their waiter (or lapse), not by break.
   const broken = [...d.live()].filter(
-    (r) => req.ids.includes(r.id) || req.targets.some((target) => sameScope(r, target)),
+    (r) =>
+      r.status !== 'waiting' &&
+      (req.ids.includes(r.id) || req.targets.some((target) => sameScope(r, target))),
   );
   for (const record of broken) {
     d.remove(record);

@@ -2,7 +2,12 @@ import type { Scope } from './scope.js';
 import { scopeFromPattern } from './scope.js';
 
 export type Mode = 'exclusive' | 'shared';
-export type LockStatus = 'active' | 'orphaned';
+/**
+ * `waiting` marks a ticket: a request queued by `acquire --wait`, kept in the store so that
+ * conflicting requests are granted in arrival order across processes and hosts. A ticket is never
+ * a lock: list, mine, release and break ignore it; it only stands in the way of later requests.
+ */
+export type LockStatus = 'active' | 'orphaned' | 'waiting';
 
 /** The process whose life keeps a lock, and the evidence used to tell whether it still runs. */
 export interface Holder {
@@ -174,7 +179,7 @@ export function isLockRecord(value: unknown): value is LockRecord {
     num('updated_at') &&
     numOrNull('expires_at') &&
     numOrNull('ttl_seconds') &&
-    (r.status === 'active' || r.status === 'orphaned') &&
+    (r.status === 'active' || r.status === 'orphaned' || r.status === 'waiting') &&
     num('fence') &&
     Array.isArray(r.frozen_paths) &&
     (r.frozen_modes === undefined || Array.isArray(r.frozen_modes)) &&

@@ -31,7 +31,9 @@ const lockSchema = z.looseObject({
   updated_at: z.string(),
   expires_at: z.string().nullable(),
   ttl_seconds: z.number().nullable(),
-  status: z.enum(['active', 'orphaned']),
+  status: z
+    .enum(['active', 'orphaned', 'waiting'])
+    .describe('waiting: a queued request ahead of yours (acquire with wait), not a lock'),
   fence: z.number(),
   frozen_paths: z.array(z.string()),
   notes: z.array(z.object({ at: z.string(), text: z.string() })),
@@ -147,6 +149,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
           held: heldBy(outcome, asked),
           parent_scope: `parent_scope: ${outcome.conflicts[0]?.agent_id ?? 'your parent'} holds exactly ${asked}; claim something narrower inside it`,
           interrupted: `interrupted work on ${asked}: its holder is gone and left notes; resume it, or break it to discard it`,
+          timeout: `timeout: ${heldBy(outcome, asked)}`,
         }[outcome.status];
         return { outcome, message };
       }),

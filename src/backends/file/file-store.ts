@@ -9,7 +9,7 @@
  * decision costs a few system calls whatever the number of locks. The log is compacted into a new
  * snapshot (written aside, renamed over) once it has grown well past the live state.
  */
-import { closeSync, fstatSync, lstatSync, truncateSync } from 'node:fs';
+import { closeSync, type FSWatcher, fstatSync, lstatSync, truncateSync, watch } from 'node:fs';
 import path from 'node:path';
 import type { Changes, Decided, StoreEvent, StoreState, Tombstone } from '../../core/decide.js';
 import { isEmpty } from '../../core/decide.js';
@@ -53,6 +53,11 @@ interface Cache {
 }
 
 const COMPACT_AFTER_LINES = 512;
+/**
+ * fs.watch misses changes on some file systems (network mounts, some containers) and may not be
+ * available at all, so watchers also compare the log's inode, size and mtime this often.
+ */
+const WATCH_POLL_MS = 100;
 const COMPACT_AFTER_BYTES = 1 << 20;
 const NEWLINE = 0x0a;
 const openMutexes = new Set<FileMutex>();
@@ -127,6 +132,64 @@ export class FileStore implements Backend {
       }
     }
     return events.slice(-limit);
+  }
+
+  /**
+   * Every commit appends to `locks.log` (or renames a compacted one over it): an fs.watch on the
+   * store folder sees both, and a stat poll catches what it misses. Calls are coalesced.
+   */
+  async watch(listener: () => void): Promise<() => Promise<void>> {
+    if (this.closed) throw new AgentLockError('E_CLOSED', 'this store handle is closed');
+    let on = true;
+    let queued = false;
+    const fire = () => {
+      if (!on || queued) return;
+      queued = true;
+      setImmediate(() => {
+        queued = false;
+        if (!on) return;
+        try {
+          listener();
+        } catch {
+          // A watcher's failure is its own; it must never surface from a timer.
+        }
+      });
+    };
+    const stamp = () => {
+      try {
+        const stat = lstatSync(this.logPath);
+        return `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+      } catch {
+        return '';
+      }
+    };
+    let last = stamp();
+    const poll = setInterval(() => {
+      const now = stamp();
+      if (now !== last) {
+        last = now;
+        fire();
+      }
+    }, WATCH_POLL_MS);
+    poll.unref();
+    let watcher: FSWatcher | null = null;
+    try {
+      watcher = watch(this.location, { persistent: false }, (_event, name) => {
+        if (name === null || name === 'locks.log') fire();
+      });
+      // A watch that breaks (the folder removed, too many watches) leaves the poll to do the work.
+      watcher.on('error', () => {
+        watcher?.close();
+        watcher = null;
+      });
+    } catch {
+      watcher = null;
+    }
+    return async () => {
+      on = false;
+      clearInterval(poll);
+      watcher?.close();
+    };
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,5 @@
 import type { Changes, Decided, StoreEvent, StoreState, Tombstone } from '../../core/decide.js';
+import { isEmpty } from '../../core/decide.js';
 import type { LockRecord } from '../../core/lock.js';
 import type { Backend } from '../backend.js';
 
@@ -20,6 +21,24 @@ export function applyChanges(
 export class MemoryStore {
   private readonly state = { locks: new Map<string, LockRecord>(), fence: 0, tombstones: [] as Tombstone[] };
   private readonly log: StoreEvent[] = [];
+  private readonly listeners = new Set<() => void>();
+  private notifying = false;
+
+  /** Wakes every watcher once, after the committing decision has returned (never inside it). */
+  private notify(): void {
+    if (this.notifying || this.listeners.size === 0) return;
+    this.notifying = true;
+    setImmediate(() => {
+      this.notifying = false;
+      for (const listener of [...this.listeners]) {
+        try {
+          listener();
+        } catch {
+          // A watcher's failure is its own: it must not break the store or other watchers.
+        }
+      }
+    });
+  }
 
   connect(): Backend {
     let closed = false;
@@ -35,9 +54,23 @@ export class MemoryStore {
       ): Promise<T> => {
         check();
         const { result, changes } = decide(this.state, clock());
+        const changed = !isEmpty(changes, this.state);
         applyChanges(this.state, changes);
         this.log.push(...changes.events);
+        if (changed) this.notify();
         return result;
+      },
+      watch: async (listener: () => void) => {
+        check();
+        let on = true;
+        const wrapped = () => {
+          if (on) listener();
+        };
+        this.listeners.add(wrapped);
+        return async () => {
+          on = false;
+          this.listeners.delete(wrapped);
+        };
       },
       events: async (limit: number) => this.log.slice(-limit),
       close: async () => {

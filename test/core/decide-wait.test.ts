@@ -1,0 +1,134 @@
+/**
+ * The queue as pure decisions: tickets keep arrival order, lapse with their lease or their dead
+ * waiter, and are never locks. No store, no disk, no real time.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  type AcquireRequest,
+  type Caller,
+  type Decided,
+  type DecisionContext,
+  decideAcquire,
+  decideBreak,
+  decideList,
+  type Target,
+  type Tombstone,
+  type WaitTicket,
+} from '../../src/core/decide.js';
+import type { LockRecord } from '../../src/core/lock.js';
+import { applyChanges } from '../../src/backends/memory/memory-store.js';
+import { scopeFromPattern } from '../../src/core/scope.js';
+
+const HOST = 'host-1';
+const dead = new Set<number>();
+let seq = 0;
+
+function ctx(agentId: string, now: number): DecisionContext {
+  const caller: Caller = { agentId, parentAgentId: null, holder: { host: HOST, pid: 1, started: 's' } };
+  return {
+    now,
+    caller,
+    staleMs: 3_600_000,
+    processAlive: (pid) => !dead.has(pid),
+    newLock: () => {
+      seq += 1;
+      return { id: `lk_${seq}`, token: `t${seq}`, tokenHash: `h${seq}` };
+    },
+    hashToken: (t) => `hash:${t}`,
+  };
+}
+
+const target = (pattern: string): Target => ({ scope: scopeFromPattern(pattern, 'resource'), tree: null });
+
+function store() {
+  const state = {
+    locks: new Map<string, LockRecord>(),
+    fence: 0,
+    tombstones: [] as Tombstone[],
+  };
+  const apply = <T>(d: Decided<T>): T => {
+    applyChanges(state, d.changes);
+    return d.result;
+  };
+  return { state, apply };
+}
+
+const req = (pattern: string, wait?: WaitTicket): AcquireRequest => ({
+  targets: [target(pattern)],
+  mode: 'exclusive',
+  intent: null,
+  ttlSeconds: null,
+  ...(wait ? { wait } : {}),
+});
+const ticket = (hash: string, pid: number, last = false): WaitTicket => ({
+  hash,
+  waiter: { host: HOST, pid, started: 's' },
+  ttlMs: 10_000,
+  last,
+});
+
+describe('waiting tickets', () => {
+  it('queues a refused waiter as a ticket that is listed apart from the locks', () => {
+    const { state, apply } = store();
+    expect(apply(decideAcquire(state, ctx('A', 0), req('@r'))).status).toBe('acquired');
+    expect(apply(decideAcquire(state, ctx('B', 0), req('@r', ticket('b', 10)))).status).toBe('held');
+    const listed = apply(decideList(state, ctx('C', 0), { mineOnly: false }));
+    expect(listed.locks.map((l) => l.agent_id)).toEqual(['A']);
+    expect(listed.waiting.map((l) => [l.agent_id, l.status])).toEqual([['B', 'waiting']]);
+    // A ticket consumes a number from the fence counter: later grants still get larger fences.
+    expect(listed.waiting[0]!.fence).toBeGreaterThan(listed.locks[0]!.fence);
+  });
+
+  it('serves an earlier ticket first, and answers timeout (leaving the line) on the last attempt', () => {
+    const { state, apply } = store();
+    apply(decideAcquire(state, ctx('A', 0), req('@r')));
+    apply(decideAcquire(state, ctx('B', 0), req('@r', ticket('b', 10))));
+    apply(decideAcquire(state, ctx('C', 0), req('@r', ticket('c', 11))));
+    apply(decideBreak(state, ctx('A', 0), { targets: [target('@r')], ids: [], reason: null }));
+    // The lock is gone; C is still behind B's ticket.
+    const c = apply(decideAcquire(state, ctx('C', 0), req('@r', ticket('c', 11, true))));
+    expect(c.status).toBe('timeout');
+    expect(c.conflicts.map((l) => [l.agent_id, l.status])).toEqual([['B', 'waiting']]);
+    expect(apply(decideAcquire(state, ctx('B', 0), req('@r', ticket('b', 10)))).status).toBe('acquired');
+    expect(apply(decideList(state, ctx('X', 0), { mineOnly: false })).waiting).toEqual([]);
+  });
+
+  it('reaps a ticket whose waiting process died, and one whose lease lapsed', () => {
+    const { state, apply } = store();
+    apply(decideAcquire(state, ctx('A', 0), req('@r')));
+    apply(decideAcquire(state, ctx('B', 0), req('@r', ticket('b', 20))));
+    apply(
+      decideAcquire(
+        state,
+        ctx('C', 0),
+        req('@r', { ...ticket('c', 21), waiter: { host: 'elsewhere', pid: 5, started: 's' } }),
+      ),
+    );
+    dead.add(20);
+    const listed = apply(decideList(state, ctx('X', 1000), { mineOnly: false }));
+    expect(listed.waiting.map((l) => l.agent_id)).toEqual(['C']);
+    // Another host's waiter is judged by its ticket's lease.
+    expect(apply(decideList(state, ctx('X', 10_000), { mineOnly: false })).waiting).toEqual([]);
+  });
+
+  it('refreshes a ticket only when half its lease is gone', () => {
+    const { state, apply } = store();
+    apply(decideAcquire(state, ctx('A', 0), req('@r')));
+    apply(decideAcquire(state, ctx('B', 0), req('@r', ticket('b', 30))));
+    const early = decideAcquire(state, ctx('B', 1000), req('@r', ticket('b', 30)));
+    expect(early.changes.put).toEqual([]);
+    const late = decideAcquire(state, ctx('B', 6000), req('@r', ticket('b', 30)));
+    expect(late.changes.put.map((r) => r.expires_at)).toEqual([16_000]);
+  });
+
+  it('is not broken by break: tickets leave with their waiter', () => {
+    const { state, apply } = store();
+    apply(decideAcquire(state, ctx('A', 0), req('@r')));
+    apply(decideAcquire(state, ctx('B', 0), req('@r', ticket('b', 40))));
+    const broken = apply(decideBreak(state, ctx('X', 0), { targets: [target('@r')], ids: [], reason: null }));
+    expect(broken.locks.map((l) => l.agent_id)).toEqual(['A']);
+    expect(apply(decideList(state, ctx('X', 0), { mineOnly: false })).waiting.map((l) => l.agent_id)).toEqual(
+      ['B'],
+    );
+  });
+});
