@@ -19,6 +19,20 @@ export interface CommandSpec {
   readonly fail: readonly string[];
 }
 
+/** `--wait[=S]`, `-w S` and `-n`: shared by acquire and run. */
+const WAIT_FLAGS: readonly FlagSpec[] = [
+  {
+    flags: '--wait [seconds]',
+    description:
+      'wait in line while held (fair: arrival order): --wait=S for at most S seconds, bare for ever',
+  },
+  { flags: '-w <seconds>', description: 'same as --wait=SECONDS' },
+  { flags: '-n, --no-wait', description: 'answer at once when held (the default)' },
+];
+
+/** `run`'s exit code when its lease is lost while the command runs (EX_TEMPFAIL of sysexits.h). */
+export const LEASE_LOST_EXIT = 75;
+
 const TOKEN: FlagSpec = {
   flags: '--token <token>',
   description: 'prove ownership with the lease token (from another process)',
@@ -35,9 +49,28 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flags: '--shared', description: 'shared lock: conflicts only with exclusive ones' },
       { flags: '--enforce', description: 'make the matched files read-only until release' },
       { flags: '--force', description: 'with --enforce: allow more than 500 files' },
+      ...WAIT_FLAGS,
     ],
     ok: ['acquired', 'already_mine'],
-    fail: ['held', 'parent_scope', 'interrupted'],
+    fail: ['held', 'parent_scope', 'interrupted', 'timeout'],
+  },
+  {
+    name: 'run',
+    args: '<scope...>',
+    summary:
+      "run a command under a lock (flock-style): alock run SCOPE... -- COMMAND [ARGS...]; exits with the command's code",
+    flags: [
+      ...WAIT_FLAGS,
+      {
+        flags: '-E, --conflict-exit-code <code>',
+        description: 'exit code when the lock cannot be had (default 1)',
+      },
+      { flags: '--ttl <seconds>', description: 'lease length, renewed every third of it (default 30)' },
+      { flags: '-m, --message <intent>', description: 'what the command does (shown to others)' },
+      { flags: '--shared', description: 'shared lock: conflicts only with exclusive ones' },
+    ],
+    ok: ['ran'],
+    fail: ['held', 'parent_scope', 'interrupted', 'timeout', 'lease_lost'],
   },
   {
     name: 'release',
@@ -198,7 +231,9 @@ export const EXIT_CODES = {
   0: "the answer you hoped for (see each command's ok answers)",
   1: 'a refusal or miss (held, not_found, refused, expired, parent_scope, interrupted)',
   2: 'an error: bad usage, invalid scope, scope outside the tree, bad environment value, backend mismatch or unreachable, unreadable store',
-  130: 'interrupted (Ctrl-C)',
+  75: 'run: the lease was lost while the command ran (broken, expired, or the store unreachable past its deadline); the command got SIGTERM, then SIGKILL 5 s later',
+  130: 'interrupted (Ctrl-C); a wait interrupted by SIGTERM exits 143, by SIGHUP 129, and leaves no place in line',
+  run: "the command's own exit code (128+N when a signal N killed it); -E CODE (default 1) when the lock could not be had; 126 the command cannot be run, 127 not found",
 } as const;
 
 export const ENVIRONMENT = [
@@ -272,6 +307,9 @@ export function contractDocument(version: string): unknown {
       'error',
     ],
     lock_fields: LOCK_FIELDS,
+    lock_statuses: ['active', 'orphaned', 'waiting'],
     environment: ENVIRONMENT,
+    // What `run` exports to its command (fences and tokens: one per scope, space-separated).
+    run_environment: ['AGENT_LOCK_FENCE', 'AGENT_LOCK_TOKEN', 'AGENT_ID', 'AGENT_PARENT_ID'],
   };
 }

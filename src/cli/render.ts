@@ -30,6 +30,12 @@ export function describeHolder(lock: Lock, now: number, style: Style): string {
   const who = lock.parent_agent_id ? `${lock.agent_id} (child of ${lock.parent_agent_id})` : lock.agent_id;
   parts.push(`by ${who}`);
   if (lock.intent) parts.push(JSON.stringify(lock.intent));
+  if (lock.status === 'waiting') {
+    // A ticket, not a lock: someone queued before you (acquire --wait).
+    parts.push(paint(style, 'cyan', `waiting in line for ${age(now - Date.parse(lock.created_at))}`));
+    if (lock.mode === 'shared') parts.push('shared');
+    return parts.join(' · ');
+  }
   parts.push(`${age(now - Date.parse(lock.created_at))} ago`);
   parts.push(`fence ${lock.fence}`);
   if (lock.expires_at !== null) parts.push(`${age(Date.parse(lock.expires_at) - now)} left`);

@@ -18,6 +18,15 @@ import { completionScript } from './completion.js';
 import { envelope, errorAnswer } from './envelope.js';
 import { COMMANDS, contractDocument, exitCodeFor, GLOBAL_FLAGS } from './contract.js';
 import { lockLines, paint, quoteArg, type Style } from './render.js';
+import { runCommand } from './run-command.js';
+import {
+  interruption,
+  LiveLine,
+  rewriteBareWait,
+  signalExitCode,
+  type WaitFlags,
+  waitSeconds,
+} from './waiting.js';
 
 declare const __VERSION__: string;
 export const VERSION = typeof __VERSION__ === 'string' ? __VERSION__ : '0.0.0-dev';
@@ -35,6 +44,13 @@ export interface CliIo {
   readonly programName?: string;
   /** The process above the CLI: the holder is chosen from here upward. Default: process.ppid. */
   readonly holderPid?: number;
+  /** The live line of a wait is drawn only when stderr is a terminal. */
+  readonly stderrIsTTY?: boolean;
+  /**
+   * Delivers SIGINT, SIGTERM and SIGHUP to a command that can stop cleanly (a wait, `run`) while it
+   * is subscribed; without subscribers bin/ exits as before. Returns the unsubscribe function.
+   */
+  readonly onSignal?: (handler: (signal: NodeJS.Signals) => void) => () => void;
 }
 
 interface GlobalOptions {
@@ -60,10 +76,15 @@ const STATUS_WORD: Record<string, string> = {
   noted: 'NOTED',
   resumed: 'RESUMED',
   broken: 'BROKEN',
+  timeout: 'TIMEOUT',
+  aborted: 'ABORTED',
+  lease_lost: 'LEASE LOST',
 };
 
-class Cli implements CliContext {
+export class Cli implements CliContext {
   private locks: Locks | null = null;
+  /** `run`: the command and its arguments, everything after `--`. */
+  passthrough: string[] | null = null;
   readonly style: Style;
   readonly name: string;
   readonly now = Date.now();
@@ -186,23 +207,79 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
+/** The answer to a wait that a signal ended: nothing was taken, and the exit code says which signal. */
+export function abortedAnswer(cli: Cli, command: string, asked: string, signal: NodeJS.Signals): Answer {
+  return {
+    command,
+    status: 'aborted',
+    exitCode: signalExitCode(signal),
+    locks: [],
+    conflicts: [],
+    message: `stopped waiting for ${asked} (${signal}): nothing was taken`,
+    text: [
+      cli.head('aborted', `${asked}: stopped waiting (${signal}); nothing was taken, no place in line left`),
+    ],
+  };
+}
+
+export function timeoutAnswer(
+  cli: Cli,
+  command: string,
+  outcome: Outcome<string>,
+  asked: string[],
+  waited: number,
+): Answer {
+  const holders = [...new Set(outcome.conflicts.map((l) => l.agent_id))].join(', ');
+  return cli.answer(
+    command,
+    outcome,
+    [
+      cli.head('timeout', `${asked.join(' ')}: still held by ${holders} after waiting ${waited}s`),
+      ...cli.lines(outcome.conflicts),
+      `next: wait longer (--wait=SECONDS, or --wait for ever), work elsewhere, or ask ${holders}`,
+    ],
+    `timeout: ${asked.join(' ')} held by ${holders} after ${waited}s`,
+  );
+}
+
 async function acquire(
   cli: Cli,
   scopes: string[],
-  opts: { message?: string; ttl?: string; shared?: boolean; enforce?: boolean; force?: boolean },
+  opts: {
+    message?: string;
+    ttl?: string;
+    shared?: boolean;
+    enforce?: boolean;
+    force?: boolean;
+  } & WaitFlags,
 ) {
   if (opts.force && !opts.enforce) throw new AgentLockError('E_USAGE', '--force goes with --enforce');
   const ttl = opts.ttl === undefined ? undefined : parseSeconds(opts.ttl, '--ttl');
+  const wait = waitSeconds(opts);
   const locks = await cli.open();
-  const outcome = await locks.acquire(scopes, {
-    ...(opts.message !== undefined ? { intent: opts.message } : {}),
-    ...(ttl !== undefined ? { ttl } : {}),
-    shared: opts.shared === true,
-    enforce: opts.enforce === true,
-    force: opts.force === true,
-  });
   const asked = scopes.map(quoteArg);
+  const stop = wait > 0 ? interruption(cli.io.onSignal) : null;
+  const live = new LiveLine(cli.io.stderr, wait > 0 && cli.io.stderrIsTTY === true, asked.join(' '));
+  let outcome: Awaited<ReturnType<Locks['acquire']>>;
+  try {
+    outcome = await locks.acquire(scopes, {
+      ...(opts.message !== undefined ? { intent: opts.message } : {}),
+      ...(ttl !== undefined ? { ttl } : {}),
+      shared: opts.shared === true,
+      enforce: opts.enforce === true,
+      force: opts.force === true,
+      ...(stop ? { wait, signal: stop.signal, onWait: live.update } : {}),
+    });
+  } catch (error) {
+    if (stop?.received) return abortedAnswer(cli, 'acquire', asked.join(' '), stop.received);
+    throw error;
+  } finally {
+    live.done();
+    stop?.dispose();
+  }
   switch (outcome.status) {
+    case 'timeout':
+      return timeoutAnswer(cli, 'acquire', outcome, asked, wait);
     case 'acquired': {
       const text = [cli.head('acquired', cli.scopes(outcome.locks)), ...cli.lines(outcome.locks)];
       for (const lock of outcome.locks) text.push(`  token ${lock.token} (proves ownership: --token)`);
@@ -387,10 +464,15 @@ async function list(cli: Cli, command: 'list' | 'mine') {
   const stale = outcome.locks.filter((l) => l.stale).length;
   const orphans = outcome.locks.filter((l) => l.status === 'orphaned').length;
   const text = [head, ...cli.lines(outcome.locks)];
+  if (outcome.waiting.length > 0) {
+    text.push(`${outcome.waiting.length} waiting in line (acquire --wait), first come first served:`);
+    text.push(...cli.lines(outcome.waiting));
+  }
   if (stale > 0)
     text.push(`${stale} stale: their holders still run but have not touched them for a long while`);
   if (orphans > 0) text.push(`${orphans} orphaned: ${cli.cmd('resume SCOPE')} or ${cli.cmd('break SCOPE')}`);
-  return cli.answer(command, outcome, text, `${n} locks`);
+  // The queue is not a list of locks: it goes beside them, in the same lock shape (status waiting).
+  return { ...cli.answer(command, outcome, text, `${n} locks`), extra: { waiting: outcome.waiting } };
 }
 
 async function note(cli: Cli, scope: string, words: string[], opts: { token?: string }) {
@@ -590,6 +672,7 @@ function buildProgram(cli: Cli, setAnswer: (a: Answer) => void, only: string | n
     };
 
   sub('acquire').action(act((scopes: string[], o) => acquire(cli, scopes, o)));
+  sub('run').action(act((scopes: string[], o) => runCommand(cli, scopes, o)));
   sub('release').action(act((scopes: string[], o) => release(cli, scopes, o)));
   sub('release-all').action(act(() => release(cli, [], { all: true }, 'release-all')));
   sub('renew').action(act((scopes: string[], o) => renew(cli, scopes, o)));
@@ -643,10 +726,22 @@ function toAgentLockError(error: unknown): AgentLockError {
   return asAgentLockError(error);
 }
 
-export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+export async function runCli(fullArgv: readonly string[], io: CliIo): Promise<number> {
+  let argv = fullArgv;
+  let passthrough: string[] | null = null;
+  // `run SCOPE... -- COMMAND ARGS`: everything after `--` is the command's, never ours to parse.
+  if (commandWord(fullArgv) === 'run') {
+    const split = fullArgv.indexOf('--');
+    if (split >= 0) {
+      passthrough = fullArgv.slice(split + 1);
+      argv = fullArgv.slice(0, split);
+    }
+  }
+  argv = rewriteBareWait(argv);
   const wantsJson = argv.includes('--json');
   let program: Command | null = null;
   const cli = new Cli(io, () => (program?.opts() ?? {}) as GlobalOptions);
+  cli.passthrough = passthrough;
   let answer: Answer | null = null;
   let helpText = '';
   const asksHelp = argv.includes('-h') || argv.includes('--help');

@@ -657,6 +657,7 @@ describe('whoami, version, contract, completion, init', () => {
     expect(names).toEqual(
       [
         'acquire',
+        'run',
         'release',
         'release-all',
         'renew',
@@ -682,8 +683,9 @@ describe('whoami, version, contract, completion, init', () => {
     const answers = (name: string) => doc.commands.find((c) => c.name === name)?.answers;
     expect(answers('acquire')?.exit_0.sort()).toEqual(['acquired', 'already_mine']);
     expect(answers('acquire')?.exit_1).toEqual(
-      expect.arrayContaining(['held', 'parent_scope', 'interrupted']),
+      expect.arrayContaining(['held', 'parent_scope', 'interrupted', 'timeout']),
     );
+    expect(answers('run')?.exit_1).toEqual(expect.arrayContaining(['held', 'timeout', 'lease_lost']));
     expect(answers('release')).toEqual({ exit_0: ['released'], exit_1: ['not_found', 'refused'] });
     expect(answers('renew')?.exit_1.sort()).toEqual(['expired', 'not_found', 'refused']);
     expect(answers('check')).toEqual({ exit_0: ['free', 'mine'], exit_1: ['held'] });

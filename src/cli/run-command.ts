@@ -1,0 +1,205 @@
+/**
+ * `alock run SCOPE... -- COMMAND [ARGS...]`, in the manner of flock(1): takes every scope (all or
+ * nothing, waiting if asked), runs the command with the lease in its environment, renews the lease
+ * while it runs, forwards signals, and releases on every way out. If the lease is lost the command
+ * gets SIGTERM, then SIGKILL after a grace, and run exits LEASE_LOST_EXIT.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { parseSeconds } from '../core/config.js';
+import { AgentLockError } from '../core/errors.js';
+import type { Lease, LeaseLostError } from '../lease.js';
+import type { Answer } from './answer.js';
+import { LEASE_LOST_EXIT } from './contract.js';
+import { quoteArg } from './render.js';
+import { abortedAnswer, type Cli, timeoutAnswer } from './run-cli.js';
+import { interruption, LiveLine, signalExitCode, type WaitFlags, waitSeconds } from './waiting.js';
+
+/** Between SIGTERM and SIGKILL when the lease is lost: the lease's margin (at most 5 s) before it lapses. */
+const KILL_GRACE_MS = 5000;
+const RUN_TTL_SECONDS = 30;
+
+interface RunFlags extends WaitFlags {
+  conflictExitCode?: string;
+  ttl?: string;
+  message?: string;
+  shared?: boolean;
+}
+
+function exitCodeFlag(raw: string): number {
+  const text = raw.trim();
+  if (!/^\d+$/.test(text) || Number(text) > 255) {
+    throw new AgentLockError('E_USAGE', `-E must be an exit code from 0 to 255 (got ${JSON.stringify(raw)})`);
+  }
+  return Number(text);
+}
+
+/** run's own words go to stderr (text, or one JSON line with --json): stdout is the command's. */
+function toStderr(cli: Cli, answer: Answer): Answer {
+  const body = cli.globals().json
+    ? `${JSON.stringify({
+        schema: 'agent-lock/v1',
+        command: answer.command,
+        status: answer.status,
+        ok: answer.exitCode === 0,
+        exit_code: answer.exitCode,
+        agent: { id: cli.identity().agentId, parent_id: cli.identity().parentAgentId },
+        locks: answer.locks,
+        conflicts: answer.conflicts,
+        message: answer.message,
+        error: null,
+        ...(answer.extra ?? {}),
+      })}\n`
+    : `${answer.text.join('\n')}\n`;
+  return { ...answer, raw: { stdout: '', stderr: body } };
+}
+
+export async function runCommand(cli: Cli, scopes: string[], flags: RunFlags): Promise<Answer> {
+  const command = cli.passthrough ?? [];
+  if (command.length === 0 || command[0] === '') {
+    throw new AgentLockError('E_USAGE', 'run needs a command after --', {
+      hint: `${cli.name} run SCOPE... -- COMMAND [ARGS...]`,
+    });
+  }
+  const conflictCode = flags.conflictExitCode === undefined ? 1 : exitCodeFlag(flags.conflictExitCode);
+  const ttlFlag = flags.ttl === undefined ? undefined : parseSeconds(flags.ttl, '--ttl');
+  const wait = waitSeconds(flags);
+  const locks = await cli.open();
+  const ttl = ttlFlag ?? locks.config.defaultTtlSeconds ?? RUN_TTL_SECONDS;
+  const asked = scopes.map(quoteArg);
+  const signals = interruption(cli.io.onSignal);
+  try {
+    const live = new LiveLine(cli.io.stderr, wait > 0 && cli.io.stderrIsTTY === true, asked.join(' '));
+    let held: Awaited<ReturnType<typeof locks.hold>>;
+    try {
+      held = await locks.hold(scopes, {
+        ttl,
+        shared: flags.shared === true,
+        ...(flags.message !== undefined ? { intent: flags.message } : {}),
+        ...(wait > 0 ? { wait, onWait: live.update } : {}),
+        signal: signals.signal,
+      });
+    } catch (error) {
+      if (signals.received)
+        return toStderr(cli, abortedAnswer(cli, 'run', asked.join(' '), signals.received));
+      throw error;
+    } finally {
+      live.done();
+    }
+    if (held.lease === undefined) {
+      const refused =
+        held.status === 'timeout'
+          ? timeoutAnswer(cli, 'run', held, asked, wait)
+          : cli.held('run', held, asked);
+      if (held.status === 'parent_scope' || held.status === 'interrupted') {
+        refused.text[0] = cli.head(held.status, `${asked.join(' ')}: cannot run (${held.status})`);
+      }
+      return toStderr(cli, { ...refused, exitCode: conflictCode });
+    }
+    return await runUnder(cli, held.lease, command, signals);
+  } finally {
+    signals.dispose();
+  }
+}
+
+async function runUnder(
+  cli: Cli,
+  lease: Lease,
+  command: string[],
+  signals: ReturnType<typeof interruption>,
+): Promise<Answer> {
+  const { spawn } = await import('node:child_process');
+  const identity = cli.identity();
+  const env: Record<string, string | undefined> = {
+    ...cli.io.env,
+    // Nested alock calls act as the holder (or, setting their own AGENT_ID, as its child).
+    AGENT_ID: identity.agentId,
+    AGENT_LOCK_FENCE: lease.fences.join(' '),
+    ...(lease.owned ? { AGENT_LOCK_TOKEN: lease.tokens.join(' ') } : {}),
+  };
+  if (identity.parentAgentId !== null) env.AGENT_PARENT_ID = identity.parentAgentId;
+  else delete env.AGENT_PARENT_ID;
+
+  let lost: LeaseLostError | null = null;
+  let killTimer: NodeJS.Timeout | null = null;
+  let child: ChildProcess;
+  const outcome = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>(
+    (resolve) => {
+      try {
+        child = spawn(command[0]!, command.slice(1), { stdio: 'inherit', env, cwd: cli.io.cwd });
+      } catch (error) {
+        resolve({ code: null, signal: null, error: error as Error });
+        return;
+      }
+      child.once('error', (error) => resolve({ code: null, signal: null, error }));
+      child.once('exit', (code, signal) => resolve({ code, signal }));
+      // Signals to run are the command's to handle; run keeps the lease until the command is gone.
+      signals.onSignal((sig) => {
+        if (child.exitCode === null && child.signalCode === null) child.kill(sig);
+      });
+      const onLost = () => {
+        lost = lease.signal.reason as LeaseLostError;
+        cli.io.stderr(
+          `${cli.head('lease_lost', `${lease.locks.map((l) => l.scope).join(' ')}: ${lost.message}`)}\n  sending SIGTERM to the command, SIGKILL in ${KILL_GRACE_MS / 1000}s\n`,
+        );
+        child.kill('SIGTERM');
+        killTimer = setTimeout(() => {
+          if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+        }, KILL_GRACE_MS);
+      };
+      if (lease.signal.aborted) onLost();
+      else lease.signal.addEventListener('abort', onLost, { once: true });
+    },
+  );
+  if (killTimer) clearTimeout(killTimer);
+  let releaseNote = '';
+  try {
+    await lease.release();
+  } catch (error) {
+    releaseNote = `could not release: ${(error as Error).message}`;
+  }
+  const scopesText = lease.locks.map((l) => l.scope).join(' ');
+  if (outcome.error) {
+    const code = (outcome.error as NodeJS.ErrnoException).code;
+    const exitCode = code === 'ENOENT' ? 127 : 126;
+    cli.io.stderr(`ERROR: ${cli.name}: cannot run ${quoteArg(command[0]!)}: ${outcome.error.message}\n`);
+    return {
+      command: 'run',
+      status: 'failed',
+      exitCode,
+      locks: [],
+      conflicts: [],
+      message: outcome.error.message,
+      text: [],
+      raw: { stdout: '' },
+    };
+  }
+  if (releaseNote) cli.io.stderr(`WARNING ${releaseNote}\n`);
+  const exitCode =
+    lost !== null
+      ? LEASE_LOST_EXIT
+      : outcome.signal !== null
+        ? signalExitCode(outcome.signal)
+        : (outcome.code ?? 1);
+  if (lost !== null) {
+    return toStderr(cli, {
+      command: 'run',
+      status: 'lease_lost',
+      exitCode,
+      locks: [],
+      conflicts: [],
+      message: (lost as LeaseLostError).message,
+      text: [`${cli.head('lease_lost', `${scopesText}: the command was stopped (exit ${LEASE_LOST_EXIT})`)}`],
+    });
+  }
+  // The command's output is the answer: run adds nothing on success, like flock.
+  return {
+    command: 'run',
+    status: 'ran',
+    exitCode,
+    locks: lease.locks as Answer['locks'],
+    conflicts: [],
+    message: `ran ${command[0]} under ${scopesText}`,
+    text: [],
+    raw: { stdout: '' },
+  };
+}
