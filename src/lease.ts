@@ -9,6 +9,7 @@
  * the signal (and `onLost`), never thrown from a timer.
  */
 import type { LeaseCheckStatus, LeaseRef, Outcome, ReleaseStatus, RenewStatus } from './core/decide.js';
+import type { ErrorCode } from './core/errors.js';
 import type { Lock } from './core/lock.js';
 
 export type LeaseLostReason = 'broken' | 'expired' | 'unreachable';
@@ -16,7 +17,7 @@ export type LeaseLostReason = 'broken' | 'expired' | 'unreachable';
 /** The reason a lease's signal aborts with: its locks were broken, lapsed, or the store went away. */
 export class LeaseLostError extends Error {
   override readonly name = 'LeaseLostError';
-  readonly code = 'E_LEASE_LOST';
+  readonly code: ErrorCode = 'E_LEASE_LOST';
 
   constructor(
     readonly reason: LeaseLostReason,

@@ -3,6 +3,7 @@
  * contract with a typed outcome. Contention is an outcome; exceptions are misuse or broken stores.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { randomBytesPooled } from './host/random.js';
 import path from 'node:path';
 import type { Backend, BackendKind } from './backends/backend.js';
 import { MemoryStore } from './backends/memory/memory-store.js';
@@ -291,8 +292,9 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
     processAlive,
     hashToken,
     newLock: () => {
-      const token = randomBytes(24).toString('base64url');
-      return { id: `lk_${randomBytes(8).toString('hex')}`, token, tokenHash: hashToken(token) };
+      const bytes = randomBytesPooled(32);
+      const token = bytes.subarray(0, 24).toString('base64url');
+      return { id: `lk_${bytes.subarray(24).toString('hex')}`, token, tokenHash: hashToken(token) };
     },
   });
   // Every decision thaws the files its dropped locks had frozen, before its changes are committed:

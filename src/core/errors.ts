@@ -17,6 +17,8 @@ export type ErrorCode =
   | 'E_STORE_UNSAFE'
   | 'E_STORE_BUSY'
   | 'E_CLOSED'
+  /** A held lease was lost (LeaseLostError, the reason of a lease's aborted signal). */
+  | 'E_LEASE_LOST'
   | 'E_INTERNAL';
 
 export class AgentLockError extends Error {

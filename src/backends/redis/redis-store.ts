@@ -12,7 +12,6 @@
  * holder's staleness or a short bound (which also keeps a server that was paused from committing,
  * on waking, a decision its client already gave up on).
  */
-import { randomBytes } from 'node:crypto';
 import type { Changes, Decided, StoreEvent, StoreState, Tombstone } from '../../core/decide.js';
 import { isEmpty } from '../../core/decide.js';
 import { AgentLockError } from '../../core/errors.js';
@@ -20,6 +19,7 @@ import type { LockRecord } from '../../core/lock.js';
 import { isLockRecord, unreadableRecord } from '../../core/lock.js';
 import type { Backend } from '../backend.js';
 import { applyChanges } from '../memory/memory-store.js';
+import { randomBytesPooled } from '../../host/random.js';
 import { COMMIT_LUA, WATCH_LUA } from './commit-script.js';
 import { parseRedisUrl, type RedisTarget } from '../../core/redis-url.js';
 
@@ -242,7 +242,7 @@ export class RedisStore implements Backend {
       String(changes?.fence ?? cache?.fence ?? 0),
       changes?.tombstones ? JSON.stringify(changes.tombstones) : '',
       this.channel,
-      changes ? randomBytes(6).toString('base64url') : '',
+      changes ? randomBytesPooled(6).toString('base64url') : '',
       String(changes?.put.length ?? 0),
       ...(changes?.put.flatMap((record) => [record.id, JSON.stringify(record)]) ?? []),
       String(changes?.del.length ?? 0),
