@@ -37,7 +37,7 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
     if (/^(AGENT_|CLAUDE_|CODEX_|REDIS_URL$|NO_COLOR$)/.test(key)) continue;
     env[key] = value;
   }
-  return { ...env, AGENT_LOCK_DIR: store, ...extra };
+  return { ...env, AGENT_LOCK_DIR: store, AGENT_LOCK_REDIS_PROBE: 'off', ...extra };
 }
 
 function alock(agent: string, args: string[], command: string[] = [process.execPath, bin]) {

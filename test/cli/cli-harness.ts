@@ -59,6 +59,8 @@ export function makeSandbox(): Sandbox {
   mkdirSync(outside, { recursive: true });
   const envFor = (agent: string, env: Record<string, string | undefined> = {}) => ({
     AGENT_LOCK_DIR: store,
+    // A new store would otherwise probe 127.0.0.1:6379 and become a Redis store if one runs there.
+    AGENT_LOCK_REDIS_PROBE: 'off',
     AGENT_ID: agent,
     ...env,
   });
@@ -162,7 +164,7 @@ export async function openAsDeadHolder(sandbox: Sandbox, agentId: string): Promi
   if (started === 'unknown') throw new Error('no start stamp for the sleep process');
   const locks = await openLocks({
     dir: sandbox.tree,
-    env: { AGENT_LOCK_DIR: sandbox.store },
+    env: { AGENT_LOCK_DIR: sandbox.store, AGENT_LOCK_REDIS_PROBE: 'off' },
     identity: { agentId, holder: { host: hostName(), pid, started } },
   });
   return {

@@ -208,7 +208,7 @@ describe('renew', () => {
     // Planted with a clock ten minutes back, so the 60 s lease lapsed long ago.
     const past = await openLocks({
       dir: box.tree,
-      env: { AGENT_LOCK_DIR: box.store },
+      env: { AGENT_LOCK_DIR: box.store, AGENT_LOCK_REDIS_PROBE: 'off' },
       identity: { agentId: 'A' },
       clock: () => Date.now() - 600_000,
     });
@@ -294,7 +294,7 @@ describe('list, ls and mine', () => {
   it('reports a live lock untouched beyond the stale window as stale, and keeps it', async () => {
     const past = await openLocks({
       dir: box.tree,
-      env: { AGENT_LOCK_DIR: box.store },
+      env: { AGENT_LOCK_DIR: box.store, AGENT_LOCK_REDIS_PROBE: 'off' },
       identity: { agentId: 'old' },
       clock: () => Date.now() - 3 * 60 * 60 * 1000,
     });

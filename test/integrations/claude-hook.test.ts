@@ -54,7 +54,7 @@ async function hook(stdin: string, env: Record<string, string | undefined> = {},
     stderr: (t) => {
       stderr += t;
     },
-    env: { AGENT_LOCK_DIR: sandbox.store, ...env },
+    env: { AGENT_LOCK_DIR: sandbox.store, AGENT_LOCK_REDIS_PROBE: 'off', ...env },
     cwd: sandbox.tree,
     isTTY: false,
     stdin: async () => stdin,

@@ -49,7 +49,7 @@ function cleanEnv(extra: Record<string, string | undefined>): Record<string, str
     if (/^(AGENT_|CLAUDE_|CODEX_|GIT_|REDIS_URL$|NO_COLOR$)/.test(key)) continue;
     env[key] = value;
   }
-  return { ...env, GIT_CONFIG_NOSYSTEM: '1', HOME: base, ...extra };
+  return { ...env, GIT_CONFIG_NOSYSTEM: '1', HOME: base, AGENT_LOCK_REDIS_PROBE: 'off', ...extra };
 }
 
 interface Repo {

@@ -39,7 +39,7 @@ function cleanEnv(agent: string): Record<string, string> {
     if (value === undefined || /^(AGENT_|CLAUDE_|CODEX_|REDIS_URL$|NO_COLOR$)/.test(key)) continue;
     env[key] = value;
   }
-  return { ...env, AGENT_LOCK_DIR: store, AGENT_ID: agent };
+  return { ...env, AGENT_LOCK_DIR: store, AGENT_LOCK_REDIS_PROBE: 'off', AGENT_ID: agent };
 }
 
 function alockJson(agent: string, args: string[]): Envelope {

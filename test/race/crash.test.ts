@@ -242,7 +242,12 @@ describe('crash safety of the file store under SIGKILL', () => {
     for (let attempt = 0; attempt < 20 && !landed; attempt += 1) {
       const child = spawn(process.execPath, [CLI, '--json', 'acquire', `@cli-${attempt}`], {
         cwd: tree,
-        env: { PATH: process.env.PATH ?? '', AGENT_ID: `cli-${attempt}`, AGENT_LOCK_DIR: store },
+        env: {
+          PATH: process.env.PATH ?? '',
+          AGENT_ID: `cli-${attempt}`,
+          AGENT_LOCK_DIR: store,
+          AGENT_LOCK_REDIS_PROBE: 'off',
+        },
         stdio: 'ignore',
       });
       const exited = new Promise((resolve) => child.on('exit', resolve));

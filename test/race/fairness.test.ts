@@ -37,6 +37,7 @@ async function contend(env: Record<string, string>): Promise<Grant[]> {
           HOME: process.env.HOME ?? os.tmpdir(),
           AGENT_ID: `fair-${i}`,
           AGENT_LOCK_DIR: dirs.store,
+          AGENT_LOCK_REDIS_PROBE: 'off',
           ROUNDS: String(ROUNDS),
           ...env,
         },

@@ -74,6 +74,7 @@ export class Worker {
         HOME: process.env.HOME ?? os.tmpdir(),
         AGENT_ID: agentId,
         AGENT_LOCK_DIR: options.store,
+        AGENT_LOCK_REDIS_PROBE: 'off',
         ...options.env,
       },
       stdio: ['pipe', 'pipe', 'pipe'],
