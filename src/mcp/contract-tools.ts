@@ -63,9 +63,12 @@ const agentId = z
   .optional()
   .describe("act as this agent (a sub-agent of the server); default: the server's own identity");
 const token = z.string().optional().describe('the lease token from acquire: proves ownership');
+/** A tool call that blocks longer than this would outlast the usual MCP client request timeouts. */
+const MAX_WAIT_SECONDS = 300;
 const ttl = z.number().optional().describe('lease in whole seconds: the lock expires unless renewed');
 
-type Said = { outcome: Outcome<string>; message: string };
+/** `extra`: fields beside the envelope's, as the CLI's (the queue of list and mine). */
+type Said = { outcome: Outcome<string>; message: string; extra?: Record<string, unknown> };
 
 const scopeList = (locks: Lock[]) => locks.map((l) => l.scope).join(' ');
 const holders = (locks: Lock[]) => [...new Set(locks.map((l) => l.agent_id))].join(', ');
@@ -87,7 +90,7 @@ async function answer(
 ): Promise<CallToolResult> {
   try {
     const locks = await agents.forAgent(agent);
-    const { outcome, message } = await verb(locks);
+    const { outcome, message, extra } = await verb(locks);
     const exitCode = exitCodeFor(command, outcome.status);
     const said: Answer = {
       command,
@@ -97,6 +100,7 @@ async function answer(
       conflicts: outcome.conflicts,
       message,
       text: [],
+      ...(extra ? { extra } : {}),
     };
     return toolResult(envelope(said, locks.agent, null), exitCode !== 0);
   } catch (error) {
@@ -129,6 +133,14 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
         shared: z.boolean().optional().describe('a shared claim: conflicts only with exclusive ones'),
         enforce: z.boolean().optional().describe('make the matched files read-only until release'),
         force: z.boolean().optional().describe('with enforce: allow more than 500 files'),
+        wait: z
+          .number()
+          .min(0)
+          .max(MAX_WAIT_SECONDS)
+          .optional()
+          .describe(
+            `seconds to wait in line while the scopes are held (at most ${MAX_WAIT_SECONDS}); answers timeout if still held`,
+          ),
         agent_id: agentId,
       },
       outputSchema,
@@ -136,6 +148,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
     (args) =>
       answer(agents, 'acquire', args.agent_id, async (locks) => {
         const outcome = await locks.acquire(args.scopes, {
+          ...(args.wait !== undefined ? { wait: args.wait } : {}),
           ...(args.intent !== undefined ? { intent: args.intent } : {}),
           ...(args.ttl !== undefined ? { ttl: args.ttl } : {}),
           shared: args.shared === true,
@@ -246,7 +259,8 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
     'list',
     {
       title: 'List locks',
-      description: 'Every lock in the store.',
+      description:
+        'Every lock in the store, and in `waiting` the requests queued for them (first come, first served).',
       inputSchema: {},
       outputSchema,
       annotations: { readOnlyHint: true },
@@ -254,7 +268,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
     () =>
       answer(agents, 'list', undefined, async (locks) => {
         const outcome = await locks.list();
-        return { outcome, message: `${outcome.locks.length} locks` };
+        return { outcome, message: `${outcome.locks.length} locks`, extra: { waiting: outcome.waiting } };
       }),
   );
 
@@ -270,7 +284,11 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
     (args) =>
       answer(agents, 'mine', args.agent_id, async (locks) => {
         const outcome = await locks.mine();
-        return { outcome, message: `${outcome.locks.length} locks of ${locks.agent.id}` };
+        return {
+          outcome,
+          message: `${outcome.locks.length} locks of ${locks.agent.id}`,
+          extra: { waiting: outcome.waiting },
+        };
       }),
   );
 

@@ -50,7 +50,7 @@ describe('tool list', () => {
     const acquire = tools.find((t) => t.name === 'acquire')!;
     expect(acquire.inputSchema.required).toEqual(['scopes']);
     expect(Object.keys(acquire.inputSchema.properties ?? {}).sort()).toEqual(
-      ['agent_id', 'enforce', 'force', 'intent', 'scopes', 'shared', 'ttl'].sort(),
+      ['agent_id', 'enforce', 'force', 'intent', 'scopes', 'shared', 'ttl', 'wait'].sort(),
     );
     const lock = tools.find((t) => t.name === 'lock')!;
     expect(lock.inputSchema.properties?.action).toMatchObject({
@@ -173,6 +173,30 @@ describe('acquire', () => {
 });
 
 describe('agents named by agent_id', () => {
+  it('waits in line with wait, and is granted once the holder lets go', async () => {
+    await mcp.call('acquire', { scopes: ['@deploy'], agent_id: 'bob' });
+    const waiting = mcp.call('acquire', { scopes: ['@deploy'], wait: 30, agent_id: 'alice' });
+    // Alice's place in line shows in the queue before bob lets go.
+    for (let i = 0; i < 200; i++) {
+      if (((await mcp.call('list', {})).body.waiting as unknown[] | undefined)?.length) break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect((await mcp.call('list', {})).body.waiting).toMatchObject([
+      { scope: '@deploy', agent_id: 'alice' },
+    ]);
+    await mcp.call('release', { scopes: ['@deploy'], agent_id: 'bob' });
+    const granted = await waiting;
+    expect(granted.isError).toBe(false);
+    expect(granted.body).toMatchObject({
+      status: 'acquired',
+      locks: [{ scope: '@deploy', agent_id: 'alice' }],
+    });
+    const timedOut = await mcp.call('acquire', { scopes: ['@deploy'], wait: 0.2, agent_id: 'bob' });
+    expect(timedOut.isError).toBe(true);
+    expect(timedOut.body).toMatchObject({ status: 'timeout', exit_code: 1 });
+    expect((await mcp.call('list', {})).body.waiting ?? []).toEqual([]);
+  });
+
   it('block each other, each as a sub-agent of the server', async () => {
     const a = await mcp.call('acquire', { scopes: ['src/lib'], agent_id: 'alice' });
     expect(a.body.locks[0]).toMatchObject({ agent_id: 'alice', parent_agent_id: 'lead' });
