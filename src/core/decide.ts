@@ -607,23 +607,29 @@ export function decideLeaseRenew(
   d.reap();
   const found = leaseRecords(d, req.refs);
   if (!found.every((r) => r !== undefined)) return d.done(outcome(goneStatus(d, req.refs, found)));
-  const renewed = found.map((record) => {
-    const ttl = req.ttlSeconds ?? record!.ttl_seconds;
-    const next: LockRecord = {
-      ...record!,
-      updated_at: ctx.now,
-      ttl_seconds: ttl,
-      expires_at: ttl === null ? null : ctx.now + ttl * 1000,
-    };
-    d.put(next);
-    return next;
-  });
+  const renewed = renewAll(d, found as LockRecord[], req.ttlSeconds);
   return d.done(
     outcome(
       'renewed',
       renewed.map((r) => d.view(r)),
     ),
   );
+}
+
+/** Renews each record from now, with its own TTL unless a new one is given. */
+function renewAll(d: Decision, records: readonly LockRecord[], ttlSeconds: number | null): LockRecord[] {
+  const { now } = d.ctx;
+  return records.map((record) => {
+    const ttl = ttlSeconds ?? record.ttl_seconds;
+    const next: LockRecord = {
+      ...record,
+      updated_at: now,
+      ttl_seconds: ttl,
+      expires_at: ttl === null ? null : now + ttl * 1000,
+    };
+    d.put(next);
+    return next;
+  });
 }
 
 /** Releases exactly a lease's locks (by id and token); `not_found` if any was already gone. */
@@ -739,17 +745,7 @@ export function decideRenew(
         refused.map((r) => d.view(r)),
       ),
     );
-  const renewed = owned.map((record) => {
-    const ttl = req.ttlSeconds ?? record.ttl_seconds;
-    const next: LockRecord = {
-      ...record,
-      updated_at: ctx.now,
-      ttl_seconds: ttl,
-      expires_at: ttl === null ? null : ctx.now + ttl * 1000,
-    };
-    d.put(next);
-    return next;
-  });
+  const renewed = renewAll(d, owned, req.ttlSeconds);
   return d.done(
     outcome(
       status,

@@ -1,10 +1,4 @@
-import { MemoryStore } from '../../src/backends/memory/memory-store.js';
 import { describeBackendContract } from './contract.js';
+import { memoryStore } from './stores.js';
 
-describeBackendContract('memory', async () => {
-  const store = new MemoryStore();
-  return {
-    connect: () => store.connect(),
-    cleanup: async () => {},
-  };
-});
+describeBackendContract('memory', memoryStore);

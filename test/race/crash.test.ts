@@ -11,14 +11,14 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CLI,
-  type LockBrief,
-  Worker,
+  type Worker,
   readLog,
   replayLog,
   requireBuild,
   scratch,
   sleep,
   startWorkers,
+  churnPool,
 } from './helpers.js';
 
 const CHURNERS = 6;
@@ -72,24 +72,12 @@ describe('crash safety of the file store under SIGKILL', () => {
     );
     const survivorIds = new Set(held.locks.map((lock) => lock.id));
 
-    const grants: LockBrief[] = [...held.locks];
-    const errors: unknown[] = [];
+    const pool = churnPool(track, opts);
+    const { grants, errors } = pool;
+    grants.push(...held.locks);
     const killedAgents = new Set<string>();
-    let serial = 0;
-    const startChurner = async () => {
-      serial += 1;
-      const worker = track(new Worker(`churn-${serial}`, opts));
-      await worker.ready();
-      // A mix of warm caches and cold ones (a fresh handle replays the whole log under the mutex).
-      await worker.ask({ op: 'churn', freshEvery: serial % 3 === 0 ? 1 : serial % 3 === 1 ? 0 : 7 });
-      return worker;
-    };
-    const harvest = (worker: Worker) => {
-      for (const event of worker.events) {
-        if (event.type === 'grant') grants.push(...(event.locks as LockBrief[]));
-        if (event.type === 'error') errors.push({ agent: worker.agentId, ...event.error });
-      }
-    };
+    const startChurner = pool.start;
+    const harvest = pool.harvest;
 
     // Slots of churners; a killed one is replaced in the background so the kills need not wait.
     const churners: (Worker | null)[] = await Promise.all(Array.from({ length: CHURNERS }, startChurner));

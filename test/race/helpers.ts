@@ -278,3 +278,31 @@ export async function readRedisStore(
 export function uniquePrefix(name: string): string {
   return `alock-test/${name}/${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
 }
+
+/**
+ * Churning workers (acquire, note, release for ever) that a test kills at random: a mix of warm
+ * handles, a fresh handle per decision, and one every 7 decisions (cold snapshot loads).
+ */
+export function churnPool(track: (worker: Worker) => Worker, opts: ConstructorParameters<typeof Worker>[1]) {
+  const grants: LockBrief[] = [];
+  const errors: unknown[] = [];
+  let serial = 0;
+  return {
+    grants,
+    errors,
+    async start(): Promise<Worker> {
+      serial += 1;
+      const worker = track(new Worker(`churn-${serial}`, opts));
+      await worker.ready();
+      await worker.ask({ op: 'churn', freshEvery: serial % 3 === 0 ? 1 : serial % 3 === 1 ? 0 : 7 });
+      return worker;
+    },
+    /** Collects a worker's grants and errors (once it is dead or done). */
+    harvest(worker: Worker): void {
+      for (const event of worker.events) {
+        if (event.type === 'grant') grants.push(...(event.locks as LockBrief[]));
+        if (event.type === 'error') errors.push({ agent: worker.agentId, ...event.error });
+      }
+    },
+  };
+}

@@ -26,9 +26,11 @@ import {
   sleep,
   startWorkers,
   uniquePrefix,
-  Worker,
+  type Worker,
+  churnPool,
 } from '../race/helpers.js';
 import { describeRedis, type RedisServer, startRedis } from './server.js';
+import { CHURN_SCOPES } from '../race/fixtures/churn-scopes.mjs';
 
 interface CliRun {
   code: number | null;
@@ -359,17 +361,6 @@ describeRedis('redis store under faults (real server, real processes)', () => {
 
   it('clients SIGKILLed at random moments: the store answers, no active lock of a dead holder survives the next decision, every scope can be taken', async () => {
     const s = await setup('sigkill');
-    // The worker's churn scopes (test/race/fixtures/lock-worker.mjs).
-    const CHURN_SCOPES = [
-      'churn/a.ts',
-      'churn/b.ts',
-      'churn/**',
-      'churn/sub/**',
-      'churn/sub/c.ts',
-      '@churn/one',
-      '@churn/two',
-      'other/*.md',
-    ];
     const DOOMED_SCOPES = ['doomed/a.ts', '@doomed', 'doomed/sub/**'];
     const CHURNERS = 6;
     const KILLS = 30;
@@ -389,24 +380,12 @@ describeRedis('redis store under faults (real server, real processes)', () => {
     );
     const survivorIds = new Set(held.locks.map((lock) => lock.id));
 
-    const grants: LockBrief[] = [...held.locks];
-    const errors: unknown[] = [];
+    const pool = churnPool(track, opts);
+    const { grants, errors } = pool;
+    grants.push(...held.locks);
     const killed = new Map<string, number>();
-    let serial = 0;
-    const startChurner = async () => {
-      serial += 1;
-      const worker = track(new Worker(`churn-${serial}`, opts));
-      await worker.ready();
-      // Warm handles, a fresh handle per decision, and one every 7 (cold snapshot loads).
-      await worker.ask({ op: 'churn', freshEvery: serial % 3 === 0 ? 1 : serial % 3 === 1 ? 0 : 7 });
-      return worker;
-    };
-    const harvest = (worker: Worker) => {
-      for (const event of worker.events) {
-        if (event.type === 'grant') grants.push(...(event.locks as LockBrief[]));
-        if (event.type === 'error') errors.push({ agent: worker.agentId, ...event.error });
-      }
-    };
+    const startChurner = pool.start;
+    const harvest = pool.harvest;
 
     // CLI processes too, each started under a `node` parent of its own (the holder its lock lives
     // with) and SIGKILLed with it a random while after its start: loading, deciding, committing

@@ -1,7 +1,4 @@
-import { MemoryStore } from '../../src/backends/memory/memory-store.js';
+import { memoryStore } from '../contract/stores.js';
 import { describeWaitContract } from './wait-contract.js';
 
-describeWaitContract('memory', async () => {
-  const store = new MemoryStore();
-  return { connect: () => store.connect(), cleanup: async () => {} };
-});
+describeWaitContract('memory', memoryStore);
