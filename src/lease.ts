@@ -56,7 +56,7 @@ export interface LeaseStore {
   renew(refs: readonly LeaseRef[], ttlSeconds: number | null): Promise<Outcome<RenewStatus>>;
   check(refs: readonly LeaseRef[]): Promise<Outcome<LeaseCheckStatus>>;
   release(refs: readonly LeaseRef[]): Promise<Outcome<ReleaseStatus>>;
-  watch(listener: () => void): Promise<() => Promise<void>>;
+  watch(listener: (touched: readonly string[] | null) => void): Promise<() => Promise<void>>;
 }
 
 export interface LeaseOptions {
@@ -198,8 +198,11 @@ export async function startLease(store: LeaseStore, options: LeaseOptions): Prom
 
   // A break shows at once: every change to the store makes us look (coalesced).
   try {
-    unwatch = await store.watch(() => {
+    const mine = new Set(options.refs.map((ref) => ref.id));
+    unwatch = await store.watch((touched) => {
       if (ended || checkTimer) return;
+      // A commit that names the records it touched and none of ours cannot have broken the lease.
+      if (touched && !touched.some((id) => mine.has(id))) return;
       const wait = Math.max(0, lastCheck + CHECK_GAP_MS - performance.now());
       checkTimer = setTimeout(() => {
         checkTimer = null;

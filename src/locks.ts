@@ -152,6 +152,8 @@ export interface Locks {
 }
 
 const MAX_INTENT = 500;
+/** How long a waiter's process counts as alive once seen alive (see waiterAlive). */
+const WAITER_ALIVE_MS = 250;
 /** A waiter's place in line lapses this long after its last refresh (it refreshes well before). */
 const TICKET_TTL_MS = 10_000;
 /** The lease `hold` takes without a TTL given or configured. */
@@ -285,11 +287,25 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
     });
   };
   const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
+  // Every decision looks at every waiter's process: with four waiters that was most of the CPU
+  // of a hand-off. An alive answer is kept for a moment; a dead one for good (pid and start stamp).
+  const waiters = new Map<string, { alive: boolean; at: number }>();
+  const waiterAlive = (pid: number, started: string): boolean => {
+    const key = `${pid}|${started}`;
+    const known = waiters.get(key);
+    const at = performance.now();
+    if (known && (!known.alive || at - known.at < WAITER_ALIVE_MS)) return known.alive;
+    const alive = processAlive(pid, started);
+    if (waiters.size > 1000) waiters.clear();
+    waiters.set(key, { alive, at });
+    return alive;
+  };
   const context = (now: number): DecisionContext => ({
     now,
     caller,
     staleMs: config.staleMs,
     processAlive,
+    waiterAlive,
     hashToken,
     newLock: () => {
       const bytes = randomBytesPooled(32);
@@ -337,18 +353,36 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
     const hash = hashToken(secret);
     let woken = false;
     let sleeping: ReturnType<typeof pause> | null = null;
-    const poke = () => {
+    // What stood in our way last time: a commit that touches none of it cannot let us in.
+    // Each blocker a commit touches is crossed off (gone, or changed: we look again either way);
+    // we try again once none is left, so a waiter behind others does not decide on every hand-off.
+    let blocking = new Set<string>();
+    // Ids touched while an attempt is in flight: its answer may already be out of date for them.
+    const touchedDuring = new Set<string>();
+    const poke = (touched?: readonly string[] | null) => {
+      if (touched) {
+        for (const id of touched) {
+          touchedDuring.add(id);
+          blocking.delete(id);
+        }
+        if (blocking.size > 0) return;
+      }
       woken = true;
       sleeping?.wake();
     };
-    signal?.addEventListener('abort', poke);
+    const abort = () => poke();
+    signal?.addEventListener('abort', abort);
     let unwatch: (() => Promise<void>) | null = null;
     let queued = false;
     try {
+      // Listening before the first attempt: a commit made while it is in flight is not missed (see
+      // touchedDuring), so no second attempt is needed to cover the gap.
+      unwatch = await backend.watch(poke).catch(() => async () => {});
       for (;;) {
         if (signal?.aborted) throw signal.reason;
         const last = performance.now() >= deadline;
         woken = false;
+        touchedDuring.clear();
         const attempt = { ...req, wait: { hash, waiter: self(), ttlMs: TICKET_TTL_MS, last } };
         const outcome = await run((state, ctx) => decideAcquire(state, ctx, attempt));
         if (outcome.status !== 'held') {
@@ -361,19 +395,21 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
           return outcome;
         }
         queued = true;
+        blocking = new Set(outcome.conflicts.map((lock) => lock.id).filter((id) => !touchedDuring.has(id)));
+        if (blocking.size === 0) woken = true;
         try {
           opts.onWait?.(outcome.conflicts);
         } catch {
           // A live line that fails must not end the wait.
         }
-        // Only a contended request pays for a subscription; the retry right after it covers any
-        // change made between our attempt and the subscription.
-        if (unwatch === null) {
-          unwatch = await backend.watch(poke).catch(() => async () => {});
-          continue;
-        }
         if (!woken) {
-          sleeping = pause(Math.min(pollMs, deadline - performance.now()));
+          // A lease in the way lapses without any commit to announce it: look again right then.
+          const lapse = Math.min(
+            ...outcome.conflicts.map((l) =>
+              l.expires_at ? Date.parse(l.expires_at) - Date.now() + 5 : pollMs,
+            ),
+          );
+          sleeping = pause(Math.min(pollMs, Math.max(lapse, 0), deadline - performance.now()));
           await sleeping.done;
           sleeping = null;
         }
@@ -383,7 +419,7 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
       if (queued) await run((state, ctx) => decideLeave(state, ctx, { hash })).catch(() => {});
       throw error;
     } finally {
-      signal?.removeEventListener('abort', poke);
+      signal?.removeEventListener('abort', abort);
       if (unwatch) await unwatch().catch(() => {});
     }
   }

@@ -3,6 +3,12 @@ import type { Decided, StoreEvent, StoreState } from '../core/decide.js';
 export type BackendKind = 'memory' | 'file' | 'redis';
 
 /**
+ * Called after a commit: with the ids of the records it touched when the store knows them (Redis
+ * publishes them), else null (something changed). A waiter blocked by other ids may sleep on.
+ */
+export type WatchListener = (touched: readonly string[] | null) => void;
+
+/**
  * A store of locks. Its one obligation: `transact` runs `decide` on a consistent snapshot, at the
  * store's own time, and commits the changes it returns as one indivisible step, against every
  * other process. `decide` may run more than once (a Redis store decides again on a lost race);
@@ -22,7 +28,7 @@ export interface Backend {
    * coalesced, so waiters wake promptly but still poll. Resolves to a function that stops it.
    * Memory: in-process; file: fs.watch on the store folder with a polling fallback; Redis: pub/sub.
    */
-  watch(listener: () => void): Promise<() => Promise<void>>;
+  watch(listener: WatchListener): Promise<() => Promise<void>>;
   /** Recorded events (breaks), newest last. */
   events(limit: number): Promise<StoreEvent[]>;
   close(): Promise<void>;

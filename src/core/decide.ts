@@ -60,6 +60,12 @@ export interface DecisionContext {
   readonly staleMs: number;
   /** Is this process (on the caller's host) still running with that start time? */
   readonly processAlive: (pid: number, started: string) => boolean;
+  /**
+   * The same question for the processes behind waiters' tickets, where an answer a moment old
+   * will do (a dead waiter keeps its place a moment longer; no lock is at stake). Default:
+   * processAlive.
+   */
+  readonly waiterAlive?: (pid: number, started: string) => boolean;
   readonly newLock: () => { id: string; token: string; tokenHash: string };
   readonly hashToken: (token: string) => string;
 }
@@ -230,13 +236,7 @@ class Decision {
   ticketGone(record: LockRecord): boolean {
     if (record.expires_at !== null && record.expires_at <= this.ctx.now) return true;
     if (record.host !== this.ctx.caller.holder.host) return false;
-    const key = `${record.pid}|${record.started}`;
-    let alive = this.aliveMemo.get(key);
-    if (alive === undefined) {
-      alive = this.ctx.processAlive(record.pid, record.started);
-      this.aliveMemo.set(key, alive);
-    }
-    return !alive;
+    return !(this.ctx.waiterAlive ?? this.ctx.processAlive)(record.pid, record.started);
   }
 
   /**

@@ -231,8 +231,13 @@ describeRedis('the commit script', () => {
     expect(after.meta).toEqual({ epoch, version: v3, fence: '10', tombstones, tomb_v: v2 });
     expect(after.changes.at(-1)).toEqual([v3, v2]);
 
-    // Every commit published its new version, in order.
-    await expect.poll(() => messages, { timeout: 10_000 }).toEqual([v1, v2, v3]);
+    // Every commit published its changes-list entry (new version first, then the previous one,
+    // the commit id and the ids it touched), in order.
+    const stored = (await redis.lrange(s.keys.changes, 0, -1)).slice(-3);
+    await expect.poll(() => messages.map((m) => m.split('\n')[0]), { timeout: 10_000 }).toEqual(stored);
+    expect(messages.map((m) => m.split(' ')[0])).toEqual([v1, v2, v3]);
+    // Then the fence after the commit, its tombstones ('' when unchanged) and each record written.
+    expect(messages[2]!.split('\n').slice(1)).toEqual(['10', '']);
   });
 
   it('versions strictly increase over many quick commits', async () => {
@@ -556,7 +561,10 @@ describeRedis('the commit script', () => {
     // The next real commit is the next message: the validations published nothing.
     const next = await s.commit({ epoch: epoch!, version, fence: 4, dels: ['a'] });
     expect(next[0]).toBe('ok');
-    await expect.poll(() => messages, { timeout: 10_000 }).toEqual([version, next[2]]);
+    await expect
+      .poll(() => messages.map((m) => m.split(' ')[0]), { timeout: 10_000 })
+      .toEqual([version, next[2]]);
+    expect(messages.at(-1)!.split('\n')[0]!.split(' ').slice(3)).toEqual(['a']);
   });
 
   it('keeps at least the last 1000 events, newest last, and not all of them', async () => {

@@ -16,7 +16,7 @@ import { isEmpty } from '../../core/decide.js';
 import { AgentLockError } from '../../core/errors.js';
 import type { Holder, LockRecord } from '../../core/lock.js';
 import { isLockRecord, unreadableRecord } from '../../core/lock.js';
-import type { Backend } from '../backend.js';
+import type { Backend, WatchListener } from '../backend.js';
 import { applyChanges } from '../memory/memory-store.js';
 import { FileMutex } from './mutex.js';
 import { openAppend, openRead, readPrivate, readRange, writeAll, writeAtomic } from './safe-fs.js';
@@ -138,10 +138,11 @@ export class FileStore implements Backend {
    * Every commit appends to `locks.log` (or renames a compacted one over it): an fs.watch on the
    * store folder sees both, and a stat poll catches what it misses. Calls are coalesced.
    */
-  async watch(listener: () => void): Promise<() => Promise<void>> {
+  async watch(listener: WatchListener): Promise<() => Promise<void>> {
     if (this.closed) throw new AgentLockError('E_CLOSED', 'this store handle is closed');
     let on = true;
     let queued = false;
+    const tail = this.logTail();
     const fire = () => {
       if (!on || queued) return;
       queued = true;
@@ -149,7 +150,7 @@ export class FileStore implements Backend {
         queued = false;
         if (!on) return;
         try {
-          listener();
+          listener(tail());
         } catch {
           // A watcher's failure is its own; it must never surface from a timer.
         }
@@ -189,6 +190,60 @@ export class FileStore implements Backend {
       on = false;
       clearInterval(poll);
       watcher?.close();
+    };
+  }
+
+  /**
+   * What the decisions appended since the last call touched: the ids their lines put or delete,
+   * read without the mutex (a line is appended whole by one write; a partial last line waits for
+   * the next call). Null when that cannot be told: the log was compacted or replaced.
+   */
+  private logTail(): () => string[] | null {
+    let ino = -1;
+    let offset = 0;
+    const reset = () => {
+      try {
+        const stat = lstatSync(this.logPath);
+        ino = stat.ino;
+        offset = stat.size;
+      } catch {
+        ino = -1;
+      }
+    };
+    reset();
+    return () => {
+      let fd: number;
+      try {
+        fd = openRead(this.logPath);
+      } catch {
+        ino = -1;
+        return null;
+      }
+      try {
+        const stat = fstatSync(fd);
+        if (stat.ino !== ino || stat.size < offset) {
+          ino = stat.ino;
+          offset = stat.size;
+          return null;
+        }
+        const bytes = readRange(fd, offset, stat.size);
+        const end = bytes.lastIndexOf(NEWLINE) + 1;
+        offset += end;
+        const touched: string[] = [];
+        for (const line of bytes.subarray(0, end).toString('utf8').split('\n')) {
+          if (line === '') continue;
+          const entry = JSON.parse(line) as { t?: string; put?: { id: string }[]; del?: string[] };
+          if (entry.t !== 'tx' || !Array.isArray(entry.put) || !Array.isArray(entry.del)) return null;
+          for (const record of entry.put) touched.push(record.id);
+          touched.push(...entry.del);
+        }
+        return touched;
+      } catch {
+        reset();
+        return null;
+      } finally {
+        closeSync(fd);
+      }
     };
   }
 

@@ -105,8 +105,10 @@ export class FileMutex {
           { hint: 'try again, or raise AGENT_LOCK_MUTEX_TIMEOUT' },
         );
       }
+      // Decisions hold the mutex for well under a millisecond: waiting longer than that between
+      // tries only adds latency (a hand-off to a waiter goes through here twice).
       await sleep(pause + Math.random() * pause);
-      pause = Math.min(pause * 2, 8);
+      pause = Math.min(pause * 2, 1);
     }
   }
 

@@ -1,7 +1,7 @@
 import type { Changes, Decided, StoreEvent, StoreState, Tombstone } from '../../core/decide.js';
 import { isEmpty } from '../../core/decide.js';
 import type { LockRecord } from '../../core/lock.js';
-import type { Backend } from '../backend.js';
+import type { Backend, WatchListener } from '../backend.js';
 
 /** Applies committed changes to a mutable state; shared by the stores that keep a state in memory. */
 export function applyChanges(
@@ -21,7 +21,7 @@ export function applyChanges(
 export class MemoryStore {
   private readonly state = { locks: new Map<string, LockRecord>(), fence: 0, tombstones: [] as Tombstone[] };
   private readonly log: StoreEvent[] = [];
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new Set<WatchListener>();
   private notifying = false;
 
   /** Wakes every watcher once, after the committing decision has returned (never inside it). */
@@ -32,7 +32,7 @@ export class MemoryStore {
       this.notifying = false;
       for (const listener of [...this.listeners]) {
         try {
-          listener();
+          listener(null);
         } catch {
           // A watcher's failure is its own: it must not break the store or other watchers.
         }
@@ -60,11 +60,11 @@ export class MemoryStore {
         if (changed) this.notify();
         return result;
       },
-      watch: async (listener: () => void) => {
+      watch: async (listener: WatchListener) => {
         check();
         let on = true;
         const wrapped = () => {
-          if (on) listener();
+          if (on) listener(null);
         };
         this.listeners.add(wrapped);
         return async () => {

@@ -26,7 +26,8 @@
  *         takes fences from the server's clock in microseconds, or one past the last fence when
  *         that is larger; see redis-store.ts)
  * ARGV[7] the new tombstones as JSON, or '' when unchanged
- * ARGV[8] the channel to publish the new version on, while someone listens
+ * ARGV[8] the channel to publish each commit on while someone listens: lines of its changes-list
+ *         entry, the fence after it, its tombstones ('' unchanged), then each record written
  * ARGV[9] a fresh id for this commit ('' to validate only): a commit that arrives again (the
  *         client's connection dropped before the answer and ioredis sent it anew) answers 'ok'
  *         with the version it made, instead of being judged stale
@@ -165,11 +166,19 @@ end
 local touched = {version, previous, ARGV[9] ~= '' and ARGV[9] or '-'}
 for k = 1, puts do touched[#touched + 1] = ARGV[9 + 2 * k] end
 for k = 1, dels do touched[#touched + 1] = ARGV[11 + 2 * puts + k] end
+local entry = table.concat(touched, ' ')
 -- Trimmed now and then, not on every commit: the list keeps at least the last CHANGES_KEPT.
-if redis.call('RPUSH', changes, table.concat(touched, ' ')) > 2 * CHANGES_KEPT then
+if redis.call('RPUSH', changes, entry) > 2 * CHANGES_KEPT then
   redis.call('LTRIM', changes, -CHANGES_KEPT, -1)
 end
-if m[4] and now < tonumber(m[4]) then redis.call('PUBLISH', ARGV[8], version) end
+-- Listeners get the whole commit: which records changed (a waiter blocked by others sleeps on),
+-- and the change itself, so that a handle at the previous version moves to this one without a
+-- round trip. Lines: the changes-list entry, the fence, the tombstones ('' unchanged), the records.
+if m[4] and now < tonumber(m[4]) then
+  local message = {entry, grown and ARGV[6] or fence, ARGV[7]}
+  for k = 1, puts do message[#message + 1] = ARGV[10 + 2 * k] end
+  redis.call('PUBLISH', ARGV[8], table.concat(message, '\\n'))
+end
 return {'ok', epoch, version, now_text}
 `;
 

@@ -17,7 +17,7 @@ import { isEmpty } from '../../core/decide.js';
 import { AgentLockError } from '../../core/errors.js';
 import type { LockRecord } from '../../core/lock.js';
 import { isLockRecord, unreadableRecord } from '../../core/lock.js';
-import type { Backend } from '../backend.js';
+import type { Backend, WatchListener } from '../backend.js';
 import { applyChanges } from '../memory/memory-store.js';
 import { randomBytesPooled } from '../../host/random.js';
 import { COMMIT_LUA, WATCH_LUA } from './commit-script.js';
@@ -78,7 +78,12 @@ export class RedisStore implements Backend {
   private serverNow = 0;
   private receivedAt = 0;
   private queue: Promise<unknown> = Promise.resolve();
-  private readonly subscribers = new Set<Client>();
+  /** Commits folded in from the channel: a cache that moved is no longer the last answer's state. */
+  private followed = 0;
+  private readonly listeners = new Set<WatchListener>();
+  private subscriber: Client | null = null;
+  private subscribing: Promise<void> | null = null;
+  private announcer: NodeJS.Timeout | null = null;
   private closed = false;
 
   constructor(private readonly options: RedisStoreOptions) {
@@ -111,45 +116,110 @@ export class RedisStore implements Backend {
     return events;
   }
 
-  /** Every commit publishes the store's new version; a second connection listens for it. */
-  async watch(listener: () => void): Promise<() => Promise<void>> {
+  /**
+   * While someone listens, every commit publishes the ids it touched. One subscriber connection
+   * per handle serves every listener (a wait, a lease) and stays open until close(): opening one
+   * per wait costs milliseconds, which is the whole budget of a hand-off.
+   */
+  async watch(listener: WatchListener): Promise<() => Promise<void>> {
     const client = await this.connection();
-    const subscriber = client.duplicate();
-    subscriber.on('error', (error) => {
-      this.lastError = error;
-    });
-    let listening = true;
-    // A message already on the wire may still arrive after disconnect(): the flag drops it.
-    subscriber.on('message', () => {
-      if (listening) listener();
-    });
-    this.subscribers.add(subscriber);
-    // Commits publish only while the store's #watch lies ahead: renew it well before it lapses.
-    const announce = () => this.call(() => client.agentLockWatch(this.keys[0]!, String(WATCH_MS)));
-    const timer = setInterval(() => announce().catch(() => undefined), WATCH_MS / 3);
-    timer.unref();
-    const stop = async () => {
-      listening = false;
-      clearInterval(timer);
-      this.subscribers.delete(subscriber);
-      subscriber.disconnect();
-    };
+    this.listeners.add(listener);
     try {
-      await this.call(() => subscriber.subscribe(this.channel));
-      await announce();
+      await this.subscribe(client);
+      // Commits publish only while the store's #watch lies ahead: renew it well before it lapses.
+      if (this.announcer === null) {
+        await this.announce(client);
+        this.announcer = setInterval(() => {
+          if (this.listeners.size > 0) this.announce(client).catch(() => undefined);
+        }, WATCH_MS / 3);
+        this.announcer.unref();
+      }
     } catch (error) {
-      await stop();
+      this.listeners.delete(listener);
       throw error;
     }
-    return stop;
+    let listening = true;
+    return async () => {
+      if (!listening) return;
+      listening = false;
+      this.listeners.delete(listener);
+    };
+  }
+
+  /**
+   * Folds a published commit into the cache when the cache is at the version it was made on (so
+   * the next decision pays one round trip, not two), and answers the ids it touched. The commit
+   * script checks the version anyway: a cache this gets wrong could not commit anything.
+   */
+  private follow(message: string): string[] {
+    const lines = message.split('\n');
+    const words = lines[0]!.split(' ');
+    const touched = words.slice(3);
+    const cache = this.cache;
+    // Also while a decision of ours is in flight: its commit either lost to this one (and syncs
+    // from its own version, which this only anticipates) or is this one (applied twice, alike).
+    if (cache === null || cache.version !== words[1]) return touched;
+    this.followed += 1;
+    const written = new Set<string>();
+    for (const json of lines.slice(3)) {
+      const id = (JSON.parse(json) as { id: string }).id;
+      written.add(id);
+      cache.locks.set(id, parseRecord(id, json, this.serverNow));
+    }
+    for (const id of touched) if (!written.has(id)) cache.locks.delete(id);
+    cache.fence = Math.max(cache.fence, Number(lines[1]));
+    if (lines[2]) cache.tombstones = JSON.parse(lines[2]) as Tombstone[];
+    cache.version = words[0]!;
+    return touched;
+  }
+
+  private announce(client: Client): Promise<unknown> {
+    return this.call(() => client.agentLockWatch(this.keys[0]!, String(WATCH_MS)));
+  }
+
+  private subscribe(client: Client): Promise<void> {
+    this.subscribing ??= (async () => {
+      const subscriber = client.duplicate();
+      subscriber.on('error', (error) => {
+        this.lastError = error;
+      });
+      subscriber.on('message', (_channel, message) => {
+        if (this.closed) return;
+        let touched: string[] | null;
+        try {
+          touched = this.follow(message);
+        } catch {
+          // A message we cannot read: the next decision syncs, and listeners look again.
+          if (this.cache) this.cache.version = '';
+          touched = null;
+        }
+        for (const listener of [...this.listeners]) {
+          try {
+            listener(touched);
+          } catch {
+            // A listener's failure is its own: it must not reach the connection or the others.
+          }
+        }
+      });
+      this.subscriber = subscriber;
+      await this.call(() => subscriber.subscribe(this.channel));
+    })().catch((error: unknown) => {
+      this.subscriber?.disconnect();
+      this.subscriber = null;
+      this.subscribing = null;
+      throw error;
+    });
+    return this.subscribing;
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await this.queue;
-    for (const subscriber of this.subscribers) subscriber.disconnect();
-    this.subscribers.clear();
+    if (this.announcer) clearInterval(this.announcer);
+    this.listeners.clear();
+    this.subscriber?.disconnect();
+    this.subscriber = null;
     this.client?.disconnect();
     this.client = null;
   }
@@ -164,11 +234,14 @@ export class RedisStore implements Backend {
     // `exact`: the cache is the server's state at `serverNow` (just answered), so a decision that
     // changes nothing needs no second trip.
     let exact = false;
+    let followed = this.followed;
     if (this.cache === null) {
       await this.commit(client, null, 0, 0, false);
       exact = true;
+      followed = this.followed;
     }
     for (;;) {
+      if (this.followed !== followed) exact = false;
       const cache = this.cache!;
       const now = clock ? clock() : exact ? this.serverNow : this.estimateNow();
       // Fences follow the server's clock in microseconds (or one past the last, if larger): so
@@ -195,6 +268,7 @@ export class RedisStore implements Backend {
         return decided.result;
       }
       exact = true;
+      followed = this.followed;
       if (performance.now() > giveUp) {
         throw new AgentLockError(
           'E_STORE_BUSY',

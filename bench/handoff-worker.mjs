@@ -1,0 +1,212 @@
+// One contender process of bench section (f): forked four times by bench/run.mjs, each with its own
+// store handle or Redis connection, looping acquire (waiting) -> brief busy hold -> release on one
+// resource until the parent says stop. Per grant it records, on process.hrtime.bigint() (the
+// monotonic clock, comparable across processes on Linux):
+//   order   agent-lock: the grant's fence (grant order in the store); libraries: null (the parent
+//           orders their grants by granted time)
+//   granted when acquire resolved
+//   relStart / relEnd  just before release was called / when it resolved
+//   attempts  store decisions the acquire took (agent-lock: 1 + refused attempts; redlock: its
+//             attempts; redis-semaphore: not exposed, null)
+//   trace   agent-lock only: wake-ups (store notifications) during the acquire, the last one's time,
+//           and how long its watch() subscription took to set up (0 when it was granted at once);
+//           the commits (Redis: round trips of the commit script; file: log appends) of the acquire
+//           and of the release, and on the file store the time spent waiting for its mutex
+// Records go to the parent in batches over IPC (advanced serialization, so bigints pass), outside
+// the timed section. The worker exits when its IPC channel closes, so a dying parent leaves none.
+import { Redis } from 'ioredis';
+import { Mutex } from 'redis-semaphore';
+import Redlock from 'redlock';
+import { openLocks } from '../dist/index.js';
+
+const config = JSON.parse(process.env.BENCH_HANDOFF_CONFIG ?? '{}');
+const { contender, resource, holdUs, leaseMs, index } = config;
+const BATCH = 20;
+
+process.on('disconnect', () => process.exit(0));
+
+let stopping = false;
+let go = null;
+const started = new Promise((resolve) => {
+  go = resolve;
+});
+process.on('message', (message) => {
+  if (message?.type === 'go') go();
+  if (message?.type === 'stop') {
+    stopping = true;
+    go();
+  }
+});
+
+const fail = (error) => {
+  process.send?.({ type: 'error', index, message: String(error?.stack ?? error) }, () => process.exit(1));
+  setTimeout(() => process.exit(1), 1000).unref();
+};
+
+/** Busy work inside the critical section (no event-loop turn, so it cannot hide a wake-up). */
+function hold() {
+  if (holdUs <= 0) return;
+  const until = process.hrtime.bigint() + BigInt(holdUs) * 1000n;
+  while (process.hrtime.bigint() < until) {
+    // spin
+  }
+}
+
+async function contenderSteps() {
+  if (contender === 'agentLockRedis' || contender === 'agentLockFile') {
+    const locks = await openLocks({
+      backend: contender === 'agentLockRedis' ? 'redis' : 'file',
+      ...(contender === 'agentLockRedis' ? { redisUrl: config.redisUrl } : {}),
+      dir: config.dir,
+      storeDir: config.storeDir,
+      identity: { agentId: `handoff-${index}` },
+      env: config.env,
+    });
+    const ttl = leaseMs / 1000;
+    // Instrumentation only: count the store's wake-ups (notifications) a waiting acquire gets, the
+    // time its subscription took, and when the last wake-up before the grant came.
+    let wakes = 0;
+    let lastWake = null;
+    let subscribeNs = 0n;
+    const watch = locks.backend.watch.bind(locks.backend);
+    locks.backend.watch = async (listener) => {
+      const t0 = process.hrtime.bigint();
+      // The touched ids pass through: a waiter uses them to sleep through others' hand-offs.
+      const stop = await watch((touched) => {
+        wakes += 1;
+        lastWake = process.hrtime.bigint();
+        listener(touched);
+      });
+      subscribeNs += process.hrtime.bigint() - t0;
+      return stop;
+    };
+    // Redis round trips: every decision commits through RedisStore.commit (one EVALSHA each).
+    let trips = 0;
+    const store = locks.backend;
+    if (typeof store.commit === 'function') {
+      const commit = store.commit.bind(store);
+      store.commit = (...args) => {
+        trips += 1;
+        return commit(...args);
+      };
+    }
+    // File store: time spent waiting for the store's internal mutex (it backs off 0.2 ms doubling
+    // to 1 ms while another process holds it).
+    let mutexNs = 0n;
+    const mutex = store.mutex;
+    if (mutex && typeof mutex.lock === 'function') {
+      const lock = mutex.lock.bind(mutex);
+      mutex.lock = async () => {
+        const t0 = process.hrtime.bigint();
+        try {
+          return await lock();
+        } finally {
+          mutexNs += process.hrtime.bigint() - t0;
+        }
+      };
+    }
+    return {
+      async acquire() {
+        let attempts = 1;
+        trips = 0;
+        mutexNs = 0n;
+        wakes = 0;
+        lastWake = null;
+        subscribeNs = 0n;
+        const outcome = await locks.acquire(resource, {
+          wait: 120,
+          ttl,
+          onWait: () => {
+            attempts += 1;
+          },
+        });
+        const granted = process.hrtime.bigint();
+        if (outcome.status !== 'acquired') throw new Error(`acquire answered ${outcome.status}`);
+        return {
+          granted,
+          order: outcome.locks[0].fence,
+          attempts,
+          trace: {
+            wakes,
+            lastWake,
+            subscribeMs: Number(subscribeNs) / 1e6,
+            acquireTrips: trips,
+            acquireMutexMs: Number(mutexNs) / 1e6,
+          },
+        };
+      },
+      async release() {
+        trips = 0;
+        mutexNs = 0n;
+        const outcome = await locks.release(resource);
+        if (outcome.status !== 'released') throw new Error(`release answered ${outcome.status}`);
+        return { releaseTrips: trips, releaseMutexMs: Number(mutexNs) / 1e6 };
+      },
+      close: () => locks.close(),
+    };
+  }
+  const client = new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await client.connect();
+  if (contender === 'semaphore') {
+    const options = { lockTimeout: leaseMs, ...config.semaphoreOptions };
+    let mutex = null;
+    return {
+      async acquire() {
+        mutex = new Mutex(client, resource, options);
+        await mutex.acquire();
+        return { granted: process.hrtime.bigint(), order: null, attempts: null };
+      },
+      release: () => mutex.release(),
+      close: async () => client.disconnect(),
+    };
+  }
+  if (contender === 'redlock') {
+    const redlock = new Redlock([client], config.redlockSettings);
+    // Redlock reports every refused attempt as an 'error' event; they are expected here.
+    redlock.on('error', () => {});
+    let lock = null;
+    return {
+      async acquire() {
+        lock = await redlock.acquire([resource], leaseMs);
+        return { granted: process.hrtime.bigint(), order: null, attempts: lock.attempts.length };
+      },
+      release: () => lock.release(),
+      close: async () => client.disconnect(),
+    };
+  }
+  throw new Error(`unknown contender ${contender}`);
+}
+
+try {
+  const steps = await contenderSteps();
+  process.send({ type: 'ready', index });
+  await started;
+  const cpuAtGo = process.cpuUsage();
+  let grants = 0;
+  let batch = [];
+  const flush = () => {
+    if (batch.length === 0) return;
+    process.send({ type: 'records', index, records: batch });
+    batch = [];
+  };
+  while (!stopping) {
+    const { granted, order, attempts, trace = null } = await steps.acquire();
+    hold();
+    const relStart = process.hrtime.bigint();
+    const released = await steps.release();
+    const relEnd = process.hrtime.bigint();
+    if (trace && released) Object.assign(trace, released);
+    batch.push({ order, granted, relStart, relEnd, attempts, trace });
+    grants += 1;
+    if (batch.length >= BATCH) flush();
+  }
+  const cpu = process.cpuUsage(cpuAtGo);
+  flush();
+  await steps.close();
+  // CPU of the loop only (from 'go' to the last release), not of start-up.
+  process.send({ type: 'done', index, cpuMs: (cpu.user + cpu.system) / 1000, grants }, () =>
+    process.disconnect(),
+  );
+} catch (error) {
+  fail(error);
+}
