@@ -5,7 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { randomBytesPooled } from './host/random.js';
 import path from 'node:path';
-import type { Backend, BackendKind } from './backends/backend.js';
+import type { Backend, BackendKind, TransactOptions } from './backends/backend.js';
 import { MemoryStore } from './backends/memory/memory-store.js';
 import { openBackend } from './backends/open-backend.js';
 import { readConfig, type Config } from './core/config.js';
@@ -315,18 +315,25 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
   });
   // Every decision thaws the files its dropped locks had frozen, before its changes are committed:
   // a crash in between leaves the records, and the next decision thaws again.
-  const run = <T>(decide: (state: StoreState, ctx: DecisionContext) => Decided<T>): Promise<T> =>
-    backend.transact((state, now) => {
-      const decided = decide(state, context(now));
-      // Frozen paths are paths on their holder's host: a shared Redis store thaws only our own.
-      const dropped = frozenDropped(
-        state,
-        decided.changes,
-        backend.kind === 'redis' ? caller.holder.host : null,
-      );
-      if (dropped.length > 0) thaw(dropped);
-      return decided;
-    }, clock);
+  const run = <T>(
+    decide: (state: StoreState, ctx: DecisionContext) => Decided<T>,
+    options?: TransactOptions,
+  ): Promise<T> =>
+    backend.transact(
+      (state, now) => {
+        const decided = decide(state, context(now));
+        // Frozen paths are paths on their holder's host: a shared Redis store thaws only our own.
+        const dropped = frozenDropped(
+          state,
+          decided.changes,
+          backend.kind === 'redis' ? caller.holder.host : null,
+        );
+        if (dropped.length > 0) thaw(dropped);
+        return decided;
+      },
+      clock,
+      options,
+    );
   const mode = (shared: boolean | undefined): Mode => (shared ? 'shared' : 'exclusive');
   const pollMs = options.waitPollMs ?? 1000;
   let waiter: Holder | null = null;
@@ -359,6 +366,9 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
     let blocking = new Set<string>();
     // Ids touched while an attempt is in flight: its answer may already be out of date for them.
     const touchedDuring = new Set<string>();
+    // Woken by a commit the store told us about (not by a timer): the handle's snapshot has it,
+    // so a still-blocked answer may come from that snapshot without asking the store again.
+    let noticed = false;
     const poke = (touched?: readonly string[] | null) => {
       if (touched) {
         for (const id of touched) {
@@ -367,6 +377,7 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
         }
         if (blocking.size > 0) return;
       }
+      noticed = touched !== undefined && touched !== null;
       woken = true;
       sleeping?.wake();
     };
@@ -381,10 +392,12 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
       for (;;) {
         if (signal?.aborted) throw signal.reason;
         const last = performance.now() >= deadline;
+        const cached = noticed && !last;
         woken = false;
+        noticed = false;
         touchedDuring.clear();
         const attempt = { ...req, wait: { hash, waiter: self(), ttlMs: TICKET_TTL_MS, last } };
-        const outcome = await run((state, ctx) => decideAcquire(state, ctx, attempt));
+        const outcome = await run((state, ctx) => decideAcquire(state, ctx, attempt), { cached });
         if (outcome.status !== 'held') {
           // Whatever the answer, the decision took our tickets away with it.
           queued = false;
@@ -396,7 +409,10 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
         }
         queued = true;
         blocking = new Set(outcome.conflicts.map((lock) => lock.id).filter((id) => !touchedDuring.has(id)));
-        if (blocking.size === 0) woken = true;
+        if (blocking.size === 0) {
+          woken = true;
+          noticed = true;
+        }
         try {
           opts.onWait?.(outcome.conflicts);
         } catch {

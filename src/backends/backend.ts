@@ -6,6 +6,15 @@ export type BackendKind = 'memory' | 'file' | 'redis';
  * Called after a commit: with the ids of the records it touched when the store knows them (Redis
  * publishes them), else null (something changed). A waiter blocked by other ids may sleep on.
  */
+export interface TransactOptions {
+  /**
+   * A decision that changes nothing may be answered from this handle's snapshot, without asking
+   * the store: for a waiter that a notification woke, checking whether it is still blocked (a
+   * stale "held" only means it sleeps until the next notification or poll).
+   */
+  readonly cached?: boolean;
+}
+
 export type WatchListener = (touched: readonly string[] | null) => void;
 
 /**
@@ -22,7 +31,11 @@ export interface Backend {
    * `now` is the store's clock (the server's for Redis). `clock` replaces it, for tests that move
    * time by hand; a Redis store then trusts the caller's clock instead of checking it.
    */
-  transact<T>(decide: (state: StoreState, now: number) => Decided<T>, clock?: () => number): Promise<T>;
+  transact<T>(
+    decide: (state: StoreState, now: number) => Decided<T>,
+    clock?: () => number,
+    options?: TransactOptions,
+  ): Promise<T>;
   /**
    * Calls `listener` soon after any process commits a change to the store: best effort and
    * coalesced, so waiters wake promptly but still poll. Resolves to a function that stops it.

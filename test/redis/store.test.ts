@@ -126,6 +126,45 @@ describeRedis('redis store on the server clock', () => {
     }
   });
 
+  it('keeps a listening handle current from the channel: its next decision is one round trip', async () => {
+    prefix = `store-${randomBytes(6).toString('hex')}`;
+    const [a, b] = [await agent('A'), await agent('B')];
+    await b.list();
+    const seen: (readonly string[] | null)[] = [];
+    const stop = await b.backend.watch((touched) => seen.push(touched));
+    const first = await a.acquire(['@one', 'src/**']);
+    await a.acquire('@two', { ttl: 60 });
+    await a.release('@one');
+    await a.renew('@two', { ttl: 120 });
+    // Every commit was announced with the ids it touched.
+    await expect.poll(() => seen.length, { timeout: 10_000 }).toBe(4);
+    expect(seen[0]).toEqual(expect.arrayContaining(first.locks.map((l) => l.id)));
+    const { Redis } = await import('ioredis');
+    const admin = new Redis(server.url);
+    try {
+      const evalsha = async () =>
+        Number(/cmdstat_evalsha:calls=(\d+)/.exec((await admin.info('commandstats')) as string)?.[1] ?? 0);
+      const before = await evalsha();
+      // B decides on what it followed: one commit, no catch-up first (which would make it two).
+      expect((await b.acquire('@three')).status).toBe('acquired');
+      expect(await evalsha()).toBe(before + 1);
+      const listed = await b.list();
+      expect(listed.locks.map((l) => [l.scope, l.expires_at !== null]).sort()).toEqual([
+        ['@three', false],
+        ['@two', true],
+        ['src/**', false],
+      ]);
+      expect(listed.locks.find((l) => l.scope === '@two')!.expires_at).toBe(
+        (await a.list()).locks.find((l) => l.scope === '@two')!.expires_at,
+      );
+      expect((await b.acquire('src/a.ts')).status).toBe('held');
+      expect((await b.acquire('@one')).status).toBe('acquired');
+    } finally {
+      admin.disconnect();
+      await stop();
+    }
+  });
+
   it('records breaks as events, newest last', async () => {
     prefix = `store-${randomBytes(6).toString('hex')}`;
     const [a, b] = [await agent('A'), await agent('B')];

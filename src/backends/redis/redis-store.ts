@@ -17,7 +17,7 @@ import { isEmpty } from '../../core/decide.js';
 import { AgentLockError } from '../../core/errors.js';
 import type { LockRecord } from '../../core/lock.js';
 import { isLockRecord, unreadableRecord } from '../../core/lock.js';
-import type { Backend, WatchListener } from '../backend.js';
+import type { Backend, TransactOptions, WatchListener } from '../backend.js';
 import { applyChanges } from '../memory/memory-store.js';
 import { randomBytesPooled } from '../../host/random.js';
 import { COMMIT_LUA, WATCH_LUA } from './commit-script.js';
@@ -96,8 +96,12 @@ export class RedisStore implements Backend {
   }
 
   /** Decisions of one handle run one at a time: each needs the snapshot the last one left. */
-  transact<T>(decide: (state: StoreState, now: number) => Decided<T>, clock?: () => number): Promise<T> {
-    const run = this.queue.then(() => this.decideAndCommit(decide, clock));
+  transact<T>(
+    decide: (state: StoreState, now: number) => Decided<T>,
+    clock?: () => number,
+    options: TransactOptions = {},
+  ): Promise<T> {
+    const run = this.queue.then(() => this.decideAndCommit(decide, clock, options.cached === true));
     this.queue = run.catch(() => undefined);
     return run;
   }
@@ -148,17 +152,22 @@ export class RedisStore implements Backend {
 
   /**
    * Folds a published commit into the cache when the cache is at the version it was made on (so
-   * the next decision pays one round trip, not two), and answers the ids it touched. The commit
+   * the next decision pays one round trip, not two), and answers the ids it touched (null when the
+   * cache is behind, so that nobody decides on it without asking the store). The commit
    * script checks the version anyway: a cache this gets wrong could not commit anything.
    */
-  private follow(message: string): string[] {
+  private follow(message: string): string[] | null {
     const lines = message.split('\n');
     const words = lines[0]!.split(' ');
     const touched = words.slice(3);
     const cache = this.cache;
     // Also while a decision of ours is in flight: its commit either lost to this one (and syncs
     // from its own version, which this only anticipates) or is this one (applied twice, alike).
-    if (cache === null || cache.version !== words[1]) return touched;
+    if (cache === null || cache.version !== words[1]) {
+      // A snapshot that is behind (a message was lost): the listeners must not trust it, so they
+      // hear "something changed" rather than which records.
+      return cache !== null && Number(cache.version) >= Number(words[0]) ? touched : null;
+    }
     this.followed += 1;
     const written = new Set<string>();
     for (const json of lines.slice(3)) {
@@ -227,6 +236,7 @@ export class RedisStore implements Backend {
   private async decideAndCommit<T>(
     decide: (state: StoreState, now: number) => Decided<T>,
     clock: (() => number) | undefined,
+    cached: boolean,
   ): Promise<T> {
     if (this.closed) throw new AgentLockError('E_CLOSED', 'this store handle is closed');
     const client = await this.connection();
@@ -250,7 +260,7 @@ export class RedisStore implements Backend {
       const state: StoreState = { locks: cache.locks, fence: base, tombstones: cache.tombstones };
       const decided = decide(state, now);
       const readOnly = isEmpty(decided.changes, state);
-      if (readOnly && exact && clock === undefined) return decided.result;
+      if (readOnly && (exact || cached) && clock === undefined) return decided.result;
       // The store's fence moves only when the decision granted one.
       const changes = {
         ...decided.changes,
@@ -263,8 +273,9 @@ export class RedisStore implements Backend {
         this.validUntil(now),
         clock === undefined,
       );
+      if (answer === 'folded') return decided.result;
       if (answer === 'ok') {
-        if (!readOnly) applyChanges(cache, changes);
+        if (!readOnly) applyChanges(this.cache!, changes);
         return decided.result;
       }
       exact = true;
@@ -296,7 +307,8 @@ export class RedisStore implements Backend {
 
   /**
    * Sends a change set (or null: validate only) and folds the answer into the cache: 'ok' when
-   * committed, 'again' when the caller must decide again on the refreshed cache.
+   * committed, 'folded' when committed and already in the cache (it came on the channel first),
+   * 'again' when the caller must decide again on the refreshed cache.
    */
   private async commit(
     client: Client,
@@ -304,7 +316,7 @@ export class RedisStore implements Backend {
     now: number,
     validUntil: number,
     checkTime: boolean,
-  ): Promise<'ok' | 'again'> {
+  ): Promise<'ok' | 'folded' | 'again'> {
     const cache = this.cache;
     const args = [
       ...this.keys,
@@ -328,6 +340,9 @@ export class RedisStore implements Backend {
     this.serverNow = Number(serverNow);
     this.receivedAt = performance.now();
     if (kind === 'ok') {
+      // The channel may have carried this commit, and later ones, before its answer came back:
+      // then the cache has it already (and maybe what came after): leave it as it is.
+      if (changes !== null && cache && Number(cache.version) >= Number(version)) return 'folded';
       if (cache) cache.version = version;
       return 'ok';
     }
