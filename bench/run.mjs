@@ -14,6 +14,7 @@
 // and stops at the end; without redis-server on PATH they are reported as NOT RUN.
 // Flags: --json prints one JSON object instead of tables. BENCH_QUICK=1 is a fast smoke run.
 // BENCH_REDIS_SERVER=/path/to/redis-server picks the server binary (default: redis-server on PATH).
+// BENCH_HOLD_US=N sets how long (f)'s workers hold the lock (default 200 us of busy work).
 // Figures are informative: nothing here fails the build, and no test asserts wall-clock time.
 import { fork, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -542,7 +543,7 @@ async function redisLatency(server) {
 const HANDOFF_WORKERS = 4;
 const HANDOFF_RESOURCE = '@handoff';
 /** Busy work inside each hold, in microseconds (no event-loop turn while holding). */
-const HANDOFF_HOLD_US = 200;
+const HANDOFF_HOLD_US = Number(process.env.BENCH_HOLD_US ?? 200);
 /** redis-semaphore: its defaults (retryInterval 10 ms, lockTimeout 10 s replaced by LEASE_MS), but a
  *  long acquireTimeout so that a starved worker keeps trying instead of failing after 10 s. */
 const SEMAPHORE_HANDOFF_OPTIONS = { acquireTimeout: 120_000 };
