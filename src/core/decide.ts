@@ -309,9 +309,10 @@ function owns(record: LockRecord, caller: Caller, tokenHash: string | null): boo
   return record.agent_id === caller.agentId || record.parent_agent_id === caller.agentId;
 }
 
-function conflictsFor(d: Decision, targets: readonly Target[], mode: Mode): LockRecord[] {
+function conflictsFor(d: Decision, targets: readonly Target[], mode: Mode, tickets = true): LockRecord[] {
   const found = new Map<string, LockRecord>();
   for (const record of d.live()) {
+    if (!tickets && record.status === 'waiting') continue;
     if (found.has(record.id) || !blocks(record, d.ctx.caller) || !modesConflict(record, mode)) continue;
     if (targets.some((target) => overlaps(record, target))) found.set(record.id, record);
   }
@@ -761,7 +762,9 @@ export function decideCheck(
 ): Decided<Outcome<CheckStatus>> {
   const d = new Decision(state, ctx);
   d.reap();
-  const conflicts = conflictsFor(d, req.targets, req.mode);
+  // Held means held by a lock: a queued request holds nothing yet (the git guard and the Claude
+  // Code hook ask this too, about files being edited now). `list` shows the queue.
+  const conflicts = conflictsFor(d, req.targets, req.mode, false);
   if (conflicts.length > 0)
     return d.done(
       outcome(
