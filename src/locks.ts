@@ -396,7 +396,7 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
         woken = false;
         noticed = false;
         touchedDuring.clear();
-        const attempt = { ...req, wait: { hash, waiter: self(), ttlMs: TICKET_TTL_MS, last } };
+        const attempt = { ...req, wait: { hash, secret, waiter: self(), ttlMs: TICKET_TTL_MS, last } };
         const outcome = await run((state, ctx) => decideAcquire(state, ctx, attempt), { cached });
         if (outcome.status !== 'held') {
           // Whatever the answer, the decision took our tickets away with it.

@@ -128,6 +128,8 @@ export interface WaitTicket {
   readonly ttlMs: number;
   /** The deadline has come: answer `timeout` instead of `held`, and leave the line. */
   readonly last: boolean;
+  /** The ticket secret (its hash is `hash`): the token of locks handed over to this request. */
+  readonly secret: string;
 }
 
 /** One lock of a lease: found again by id, and proven by its token's hash (null: by the caller's id). */
@@ -206,6 +208,8 @@ class Decision {
   }
 
   done<T>(result: T): Decided<T> {
+    // Whatever this decision freed goes to the first in line at once, in the same step.
+    if (this.removed.size > 0 || this.promoting) this.promote();
     return {
       result,
       changes: {
@@ -230,6 +234,61 @@ class Decision {
       this.aliveMemo.set(key, alive);
     }
     return !alive;
+  }
+
+  /** Set by a decision that may have freed a waiter's way without removing a record. */
+  promoting = false;
+
+  /**
+   * Direct hand-off: grants waiting requests, in line order, whose way is now free, turning their
+   * tickets into locks (the waiter's ticket secret is the lock's token; the waiter finds them on
+   * its next look, with no decision of its own to make). A request that needs the waiter itself
+   * (files to freeze, a parent's scope, interrupted work, a lock of its own covering it) stays in
+   * line for the waiter to decide.
+   */
+  promote(): void {
+    const requests = new Map<string, LockRecord[]>();
+    for (const record of this.live()) {
+      if (record.status !== 'waiting') continue;
+      const group = requests.get(record.token_hash);
+      if (group) group.push(record);
+      else requests.set(record.token_hash, [record]);
+    }
+    if (requests.size === 0) return;
+    const queue = [...requests.values()].sort((a, b) => a[0]!.fence - b[0]!.fence);
+    for (const tickets of queue) {
+      const first = tickets[0]!;
+      const holder = first.holder;
+      if (holder === undefined || this.ticketGone(first)) continue;
+      const caller: Caller = { agentId: first.agent_id, parentAgentId: first.parent_agent_id, holder };
+      const targets = tickets.map((t) => ({ scope: recordScope(t), tree: t.tree }));
+      const found = scanFor(
+        this,
+        caller,
+        targets,
+        first.mode,
+        (r) => r.token_hash !== first.token_hash && r.fence < first.fence,
+      );
+      if (found.parentHeld.length > 0 || found.conflicts.length > 0 || found.orphans.length > 0) continue;
+      if (found.covering.some((r) => r !== undefined)) continue;
+      const { now } = this.ctx;
+      for (const ticket of tickets) {
+        this.remove(ticket);
+        const { holder: _holder, ...rest } = ticket;
+        this.put({
+          ...rest,
+          id: `lk_${ticket.id.replace(/^wt_/, '')}`,
+          host: holder.host,
+          pid: holder.pid,
+          started: holder.started,
+          created_at: now,
+          updated_at: now,
+          expires_at: ticket.ttl_seconds === null ? null : now + ticket.ttl_seconds * 1000,
+          status: 'active',
+          fence: this.nextFence(),
+        });
+      }
+    }
   }
 
   /** A ticket lapses with its short lease, or at once when its waiting process is gone (same host). */
@@ -387,7 +446,16 @@ function scan(
   mode: Mode,
   ahead: (ticket: LockRecord) => boolean,
 ): Scan {
-  const { caller } = d.ctx;
+  return scanFor(d, d.ctx.caller, targets, mode, ahead);
+}
+
+function scanFor(
+  d: Decision,
+  caller: Caller,
+  targets: readonly Target[],
+  mode: Mode,
+  ahead: (ticket: LockRecord) => boolean,
+): Scan {
   const result: Scan = { parentHeld: [], conflicts: [], covering: targets.map(() => undefined), orphans: [] };
   for (const record of d.live()) {
     const ticket = record.status === 'waiting';
@@ -429,6 +497,19 @@ export function decideAcquire(
   const d = new Decision(state, ctx);
   d.reap();
   const wait = req.wait;
+  if (wait) {
+    // Handed over in line by another decision: the locks are ours, with the ticket secret as token.
+    const given = [...d.live()].filter(
+      (r) => r.status === 'active' && r.token_hash === wait.hash && r.agent_id === ctx.caller.agentId,
+    );
+    if (given.length > 0)
+      return d.done(
+        outcome(
+          'acquired',
+          given.map((r) => d.view(r, wait.secret)),
+        ),
+      );
+  }
   const tickets = wait
     ? [...d.live()].filter((r) => r.status === 'waiting' && r.token_hash === wait.hash)
     : [];
@@ -538,6 +619,9 @@ function queue(d: Decision, req: AcquireRequest, wait: WaitTicket, tickets: read
       ttl_seconds: req.ttlSeconds,
       status: 'waiting',
       fence: place,
+      // Handed over in line by the decision that frees the way, unless files must be frozen
+      // first (only the waiter can do that).
+      ...(req.freeze === undefined ? { holder: caller.holder } : {}),
       frozen_paths: [],
       frozen_modes: [],
       notes: [],
@@ -554,7 +638,10 @@ export function decideLeave(
 ): Decided<{ left: number }> {
   const d = new Decision(state, ctx);
   d.reap();
-  const mine = [...d.live()].filter((r) => r.status === 'waiting' && r.token_hash === req.hash);
+  // Tickets, and locks handed over to the request that its waiter never came to take.
+  const mine = [...d.live()].filter(
+    (r) => (r.status === 'waiting' || r.status === 'active') && r.token_hash === req.hash,
+  );
   for (const record of mine) d.remove(record);
   return d.done({ left: mine.length });
 }

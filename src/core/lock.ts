@@ -51,6 +51,11 @@ export interface LockRecord {
   readonly token_hash: string;
   /** Set on a record the store could not read: it blocks everything until broken. */
   readonly unreadable?: true;
+  /**
+   * On a ticket (status waiting) that may be granted in line by whichever decision frees its way:
+   * the holder its lock would have (the ticket's own host/pid/started name the waiting process).
+   */
+  readonly holder?: Holder;
 }
 
 /** A lock as the library, the CLI's JSON and the MCP server show it. */

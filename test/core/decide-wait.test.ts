@@ -10,7 +10,9 @@ import {
   type DecisionContext,
   decideAcquire,
   decideBreak,
+  decideLeave,
   decideList,
+  decideRelease,
   type Target,
   type Tombstone,
   type WaitTicket,
@@ -62,12 +64,39 @@ const req = (pattern: string, wait?: WaitTicket): AcquireRequest => ({
 });
 const ticket = (hash: string, pid: number, last = false): WaitTicket => ({
   hash,
+  secret: `secret-of-${hash}`,
   waiter: { host: HOST, pid, started: 's' },
   ttlMs: 10_000,
   last,
 });
 
 describe('waiting tickets', () => {
+  it('hands the lock to the first in line in the releasing step, with the holder it asked for', () => {
+    const { state, apply } = store();
+    apply(decideAcquire(state, ctx('A', 0), req('@r')));
+    apply(decideAcquire(state, ctx('B', 0), req('@r', ticket('b', 50))));
+    apply(decideAcquire(state, ctx('C', 0), req('@r', ticket('c', 51))));
+    apply(decideRelease(state, ctx('A', 0), { targets: [target('@r')], token: null }));
+    const listed = apply(decideList(state, ctx('X', 0), { mineOnly: false }));
+    expect(listed.locks.map((l) => [l.agent_id, l.pid])).toEqual([['B', ctx('B', 0).caller.holder.pid]]);
+    expect(listed.waiting.map((l) => l.agent_id)).toEqual(['C']);
+    // A waiter that was interrupted before it looked leaves no lock behind.
+    apply(decideLeave(state, ctx('B', 0), { hash: 'b' }));
+    const after = apply(decideList(state, ctx('X', 0), { mineOnly: false }));
+    expect(after.locks.map((l) => l.agent_id)).toEqual(['C']);
+  });
+
+  it('does not hand a lock to a waiter whose process died', () => {
+    const { state, apply } = store();
+    apply(decideAcquire(state, ctx('A', 0), req('@r')));
+    apply(decideAcquire(state, ctx('B', 0), req('@r', ticket('b', 60))));
+    dead.add(60);
+    apply(decideRelease(state, ctx('A', 0), { targets: [target('@r')], token: null }));
+    const listed = apply(decideList(state, ctx('X', 0), { mineOnly: false }));
+    expect(listed.locks).toEqual([]);
+    expect(listed.waiting).toEqual([]);
+  });
+
   it('queues a refused waiter as a ticket that is listed apart from the locks', () => {
     const { state, apply } = store();
     expect(apply(decideAcquire(state, ctx('A', 0), req('@r'))).status).toBe('acquired');
@@ -85,11 +114,14 @@ describe('waiting tickets', () => {
     apply(decideAcquire(state, ctx('B', 0), req('@r', ticket('b', 10))));
     apply(decideAcquire(state, ctx('C', 0), req('@r', ticket('c', 11))));
     apply(decideBreak(state, ctx('A', 0), { targets: [target('@r')], ids: [], reason: null }));
-    // The lock is gone; C is still behind B's ticket.
+    // The break handed the lock to B, first in line, in the same step: C is still behind.
     const c = apply(decideAcquire(state, ctx('C', 0), req('@r', ticket('c', 11, true))));
     expect(c.status).toBe('timeout');
-    expect(c.conflicts.map((l) => [l.agent_id, l.status])).toEqual([['B', 'waiting']]);
-    expect(apply(decideAcquire(state, ctx('B', 0), req('@r', ticket('b', 10)))).status).toBe('acquired');
+    expect(c.conflicts.map((l) => [l.agent_id, l.status])).toEqual([['B', 'active']]);
+    // B finds its lock, with its ticket secret as token.
+    const b = apply(decideAcquire(state, ctx('B', 0), req('@r', ticket('b', 10))));
+    expect(b.status).toBe('acquired');
+    expect(b.locks.map((l) => [l.agent_id, l.token])).toEqual([['B', 'secret-of-b']]);
     expect(apply(decideList(state, ctx('X', 0), { mineOnly: false })).waiting).toEqual([]);
   });
 
@@ -121,14 +153,15 @@ describe('waiting tickets', () => {
     expect(late.changes.put.map((r) => r.expires_at)).toEqual([16_000]);
   });
 
-  it('is not broken by break: tickets leave with their waiter', () => {
+  it('is not broken by break: the request behind the broken lock is served', () => {
     const { state, apply } = store();
     apply(decideAcquire(state, ctx('A', 0), req('@r')));
     apply(decideAcquire(state, ctx('B', 0), req('@r', ticket('b', 40))));
     const broken = apply(decideBreak(state, ctx('X', 0), { targets: [target('@r')], ids: [], reason: null }));
     expect(broken.locks.map((l) => l.agent_id)).toEqual(['A']);
-    expect(apply(decideList(state, ctx('X', 0), { mineOnly: false })).waiting.map((l) => l.agent_id)).toEqual(
-      ['B'],
-    );
+    // The ticket was not broken: B's request was served, in line, by the break.
+    const listed = apply(decideList(state, ctx('X', 0), { mineOnly: false }));
+    expect(listed.waiting).toEqual([]);
+    expect(listed.locks.map((l) => [l.agent_id, l.scope, l.status])).toEqual([['B', '@r', 'active']]);
   });
 });
