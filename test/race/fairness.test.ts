@@ -10,8 +10,8 @@ import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeRedis, type RedisServer, startRedis } from '../redis/server.js';
+import { describe, expect, it } from 'vitest';
+import { describeRedis, redisForSuite } from '../redis/server.js';
 import { requireBuild, scratch } from './helpers.js';
 
 const WORKER = fileURLToPath(new URL('../wait/fixtures/fair-worker.mjs', import.meta.url));
@@ -85,19 +85,13 @@ describe('fair waiting: file store', () => {
 });
 
 describeRedis('fair waiting: redis store', () => {
-  let server: RedisServer;
-  beforeAll(async () => {
-    server = await startRedis();
-  });
-  afterAll(async () => {
-    await server?.stop();
-  });
+  const server = redisForSuite();
 
   it('hands one resource round the four contenders in arrival order', async () => {
     expectFair(
       await contend({
         AGENT_LOCK_BACKEND: 'redis',
-        AGENT_LOCK_REDIS_URL: server.url,
+        AGENT_LOCK_REDIS_URL: server().url,
         AGENT_LOCK_REDIS_PREFIX: `fair-${randomBytes(4).toString('hex')}`,
       }),
     );
