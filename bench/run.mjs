@@ -291,41 +291,47 @@ async function resourceRate() {
 
 const HOLDER_AGENTS = 4;
 
-async function latencyWithHeld(k) {
-  const { tree, store } = makeTree(`held-${k}`);
+/**
+ * acquire+release of work/target.txt while K path scopes are held by other agents; `open(agentId)`
+ * opens a handle on the store under test (a fresh one per K).
+ */
+async function latencyWithHeld(k, open) {
   const holders = [];
-  for (let i = 0; i < HOLDER_AGENTS; i++) {
-    holders.push(await openLocks({ dir: tree, storeDir: store, identity: { agentId: `holder-${i}` } }));
+  let locks = null;
+  try {
+    for (let i = 0; i < HOLDER_AGENTS; i++) holders.push(await open(`holder-${i}`));
+    for (let i = 0; i < k; i++) {
+      expect(await holders[i % HOLDER_AGENTS].acquire(`held/file${i}.txt`), 'acquired', `pre-acquire ${i}`);
+    }
+    locks = await open('bench');
+    const step = async () => {
+      const start = performance.now();
+      expect(await locks.acquire('work/target.txt'), 'acquired', 'acquire work/target.txt');
+      expect(await locks.release('work/target.txt'), 'released', 'release work/target.txt');
+      return performance.now() - start;
+    };
+    for (let i = 0; i < SETTINGS.latWarmup; i++) await step();
+    const samples = [];
+    for (let i = 0; i < SETTINGS.latIters; i++) samples.push(await step());
+    const held = (await locks.list()).locks.length;
+    return {
+      held: k,
+      listed: held,
+      iterations: samples.length,
+      p50Ms: round(percentile(samples, 50), 3),
+      p99Ms: round(percentile(samples, 99), 3),
+      meanMs: round(samples.reduce((a, b) => a + b, 0) / samples.length, 3),
+    };
+  } finally {
+    await locks?.close();
+    for (const h of holders) await h.close();
   }
-  for (let i = 0; i < k; i++) {
-    expect(await holders[i % HOLDER_AGENTS].acquire(`held/file${i}.txt`), 'acquired', `pre-acquire ${i}`);
-  }
-  const locks = await openLocks({ dir: tree, storeDir: store, identity: { agentId: 'bench' } });
-  const step = async () => {
-    const start = performance.now();
-    expect(await locks.acquire('work/target.txt'), 'acquired', 'acquire work/target.txt');
-    expect(await locks.release('work/target.txt'), 'released', 'release work/target.txt');
-    return performance.now() - start;
-  };
-  for (let i = 0; i < SETTINGS.latWarmup; i++) await step();
-  const samples = [];
-  for (let i = 0; i < SETTINGS.latIters; i++) samples.push(await step());
-  const held = (await locks.list()).locks.length;
-  await locks.close();
-  for (const h of holders) await h.close();
-  return {
-    held: k,
-    listed: held,
-    iterations: samples.length,
-    p50Ms: round(percentile(samples, 50), 3),
-    p99Ms: round(percentile(samples, 99), 3),
-    meanMs: round(samples.reduce((a, b) => a + b, 0) / samples.length, 3),
-  };
 }
 
-async function latency() {
+/** latencyWithHeld for every K, and the ratios against the target. `openFor(k)` gives its `open`. */
+async function latencySeries(openFor, maxRatio) {
   const rows = [];
-  for (const k of HELD_COUNTS) rows.push(await latencyWithHeld(k));
+  for (const k of HELD_COUNTS) rows.push(await latencyWithHeld(k, openFor(k)));
   const at = (k) => rows.find((r) => r.held === k);
   const ratio1000 = round(at(1000).p50Ms / at(10).p50Ms);
   const ratio100 = round(at(100).p50Ms / at(10).p50Ms);
@@ -333,9 +339,16 @@ async function latency() {
     rows,
     ratio100to10: ratio100,
     ratio1000to10: ratio1000,
-    target: `p50(1000)/p50(10) <= ${TARGETS.latencyMax}x`,
-    pass: ratio1000 <= TARGETS.latencyMax,
+    target: `p50(1000)/p50(10) <= ${maxRatio}x`,
+    pass: ratio1000 <= maxRatio,
   };
+}
+
+function latency() {
+  return latencySeries((k) => {
+    const { tree, store } = makeTree(`held-${k}`);
+    return (agentId) => openLocks({ dir: tree, storeDir: store, identity: { agentId } });
+  }, TARGETS.latencyMax);
 }
 
 // ---------------------------------------------------------------- (d) @resource rate on Redis
@@ -486,56 +499,12 @@ async function redisResourceRate(server) {
 
 // ---------------------------------------------------------------- (e) latency under load on Redis
 
-async function redisLatencyWithHeld(server, k) {
-  const store = makeTree(`redis-held-${k}`);
-  const holders = [];
-  let locks = null;
-  try {
-    for (let i = 0; i < HOLDER_AGENTS; i++) {
-      holders.push(await openRedisLocks(server, `held-${k}`, `holder-${i}`, store));
-    }
-    for (let i = 0; i < k; i++) {
-      expect(await holders[i % HOLDER_AGENTS].acquire(`held/file${i}.txt`), 'acquired', `pre-acquire ${i}`);
-    }
-    locks = await openRedisLocks(server, `held-${k}`, 'bench', store);
-    const step = async () => {
-      const start = performance.now();
-      expect(await locks.acquire('work/target.txt'), 'acquired', 'acquire work/target.txt');
-      expect(await locks.release('work/target.txt'), 'released', 'release work/target.txt');
-      return performance.now() - start;
-    };
-    for (let i = 0; i < SETTINGS.latWarmup; i++) await step();
-    const samples = [];
-    for (let i = 0; i < SETTINGS.latIters; i++) samples.push(await step());
-    const held = (await locks.list()).locks.length;
-    return {
-      held: k,
-      listed: held,
-      iterations: samples.length,
-      p50Ms: round(percentile(samples, 50), 3),
-      p99Ms: round(percentile(samples, 99), 3),
-      meanMs: round(samples.reduce((a, b) => a + b, 0) / samples.length, 3),
-    };
-  } finally {
-    await locks?.close();
-    for (const h of holders) await h.close();
-  }
-}
-
 async function redisLatency(server) {
-  const rows = [];
-  for (const k of HELD_COUNTS) rows.push(await redisLatencyWithHeld(server, k));
-  const at = (k) => rows.find((r) => r.held === k);
-  const ratio1000 = round(at(1000).p50Ms / at(10).p50Ms);
-  const ratio100 = round(at(100).p50Ms / at(10).p50Ms);
-  return {
-    ran: true,
-    rows,
-    ratio100to10: ratio100,
-    ratio1000to10: ratio1000,
-    target: `p50(1000)/p50(10) <= ${TARGETS.redisLatencyMax}x`,
-    pass: ratio1000 <= TARGETS.redisLatencyMax,
-  };
+  const series = await latencySeries((k) => {
+    const dirs = makeTree(`redis-held-${k}`);
+    return (agentId) => openRedisLocks(server, `held-${k}`, agentId, dirs);
+  }, TARGETS.redisLatencyMax);
+  return { ran: true, ...series };
 }
 
 // ---------------------------------------------------------------- (f) contended hand-off latency

@@ -9,6 +9,7 @@
  * the signal (and `onLost`), never thrown from a timer.
  */
 import type { LeaseCheckStatus, LeaseRef, Outcome, ReleaseStatus, RenewStatus } from './core/decide.js';
+import type { WatchListener } from './backends/backend.js';
 import type { ErrorCode } from './core/errors.js';
 import type { Lock } from './core/lock.js';
 
@@ -56,7 +57,7 @@ export interface LeaseStore {
   renew(refs: readonly LeaseRef[], ttlSeconds: number | null): Promise<Outcome<RenewStatus>>;
   check(refs: readonly LeaseRef[]): Promise<Outcome<LeaseCheckStatus>>;
   release(refs: readonly LeaseRef[]): Promise<Outcome<ReleaseStatus>>;
-  watch(listener: (touched: readonly string[] | null) => void): Promise<() => Promise<void>>;
+  watch(listener: WatchListener): Promise<() => Promise<void>>;
 }
 
 export interface LeaseOptions {

@@ -1,16 +1,9 @@
-import { afterAll, beforeAll } from 'vitest';
-import { describeRedis, type RedisServer, startRedis } from '../redis/server.js';
+import { describeRedis, redisForSuite } from '../redis/server.js';
 import { describeBackendContract } from './contract.js';
 import { redisStore } from './stores.js';
 
 describeRedis('redis backend', () => {
-  let server: RedisServer;
-  beforeAll(async () => {
-    server = await startRedis();
-  });
-  afterAll(async () => {
-    await server?.stop();
-  });
+  const server = redisForSuite();
   // Each case gets a store of its own: a fresh key prefix on the one server.
-  describeBackendContract('redis', () => redisStore(server.url));
+  describeBackendContract('redis', () => redisStore(server().url));
 });

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { redisAnswers } from '../../src/backends/redis/probe.js';
 
 export const redisAvailable = spawnSync('redis-server', ['--version'], { encoding: 'utf8' }).status === 0;
@@ -39,6 +39,21 @@ export function describeRedis(name: string, body: () => void): void {
     );
   }
   describe.skip(name, body);
+}
+
+/** A server for the enclosing describe block: started before its tests, stopped after them. */
+export function redisForSuite(options: { port?: number; args?: string[] } = {}): () => RedisServer {
+  let server: RedisServer | undefined;
+  beforeAll(async () => {
+    server = await startRedis(options);
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+  return () => {
+    if (server === undefined) throw new Error('the Redis server of this suite has not started');
+    return server;
+  };
 }
 
 export async function freePort(): Promise<number> {
