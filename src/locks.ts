@@ -40,6 +40,7 @@ import {
   decideResume,
   type FrozenFile,
   frozenDropped,
+  waiterKey,
 } from './core/decide.js';
 import { AgentLockError } from './core/errors.js';
 import { type Identity, resolveIdentity } from './core/identity.js';
@@ -360,23 +361,10 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
     const hash = hashToken(secret);
     let woken = false;
     let sleeping: ReturnType<typeof pause> | null = null;
-    // What stood in our way last time: a commit that touches none of it cannot let us in.
-    // Each blocker a commit touches is crossed off (gone, or changed: we look again either way);
-    // we try again once none is left, so a waiter behind others does not decide on every hand-off.
-    let blocking = new Set<string>();
-    // Ids touched while an attempt is in flight: its answer may already be out of date for them.
-    const touchedDuring = new Set<string>();
-    // Woken by a commit the store told us about (not by a timer): the handle's snapshot has it,
-    // so a still-blocked answer may come from that snapshot without asking the store again.
+    // Woken by a commit that names us (not by a timer): with `touched` known, the handle's
+    // snapshot has what that commit wrote, so the locks it handed us can be taken from there.
     let noticed = false;
     const poke = (touched?: readonly string[] | null) => {
-      if (touched) {
-        for (const id of touched) {
-          touchedDuring.add(id);
-          blocking.delete(id);
-        }
-        if (blocking.size > 0) return;
-      }
       noticed = touched !== undefined && touched !== null;
       woken = true;
       sleeping?.wake();
@@ -386,16 +374,16 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
     let unwatch: (() => Promise<void>) | null = null;
     let queued = false;
     try {
-      // Listening before the first attempt: a commit made while it is in flight is not missed (see
-      // touchedDuring), so no second attempt is needed to cover the gap.
-      unwatch = await backend.watch(poke).catch(() => async () => {});
+      // Only the commits that concern this waiter wake it (it is next, or its way is free), so
+      // waiters in line do not all decide on every hand-off. Listening before the first attempt:
+      // a hand-off made while it is in flight is not missed.
+      unwatch = await backend.watchWaiter(waiterKey(self()), poke).catch(() => async () => {});
       for (;;) {
         if (signal?.aborted) throw signal.reason;
         const last = performance.now() >= deadline;
         const cached = noticed && !last;
         woken = false;
         noticed = false;
-        touchedDuring.clear();
         const attempt = { ...req, wait: { hash, secret, waiter: self(), ttlMs: TICKET_TTL_MS, last } };
         const outcome = await run((state, ctx) => decideAcquire(state, ctx, attempt), { cached });
         if (outcome.status !== 'held') {
@@ -408,10 +396,10 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
           return outcome;
         }
         queued = true;
-        blocking = new Set(outcome.conflicts.map((lock) => lock.id).filter((id) => !touchedDuring.has(id)));
-        if (blocking.size === 0) {
+        // An answer from the snapshot that says "held" may be out of date: ask the store at once.
+        if (cached) {
           woken = true;
-          noticed = true;
+          continue;
         }
         try {
           opts.onWait?.(outcome.conflicts);

@@ -42,6 +42,14 @@ export interface Backend {
    * Memory: in-process; file: fs.watch on the store folder with a polling fallback; Redis: pub/sub.
    */
   watch(listener: WatchListener): Promise<() => Promise<void>>;
+  /**
+   * Calls `listener` soon after a commit names this waiting process (a waiterKey) in its
+   * `changes.wake`: it handed the process's request its locks, or freed its way. Unlike watch(),
+   * other commits stay silent, so waiters in line do not all wake on every hand-off. Best effort:
+   * waiters still poll. Memory: in-process; file: a wake file per process under the store folder;
+   * Redis: a channel per process.
+   */
+  watchWaiter(waiter: string, listener: WatchListener): Promise<() => Promise<void>>;
   /** Recorded events (breaks), newest last. */
   events(limit: number): Promise<StoreEvent[]>;
   close(): Promise<void>;

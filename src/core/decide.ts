@@ -46,6 +46,17 @@ export interface Changes {
   /** The whole new tombstone list, or null when unchanged. */
   readonly tombstones: Tombstone[] | null;
   readonly events: StoreEvent[];
+  /**
+   * The waiting processes this step concerns (see waiterKey): it handed them their locks, or freed
+   * their way for a decision only they can make. The store tells just them, not every watcher.
+   * Absent: nobody to tell.
+   */
+  readonly wake?: string[];
+}
+
+/** Names a waiting process for targeted wake-ups: its host, pid and start stamp. */
+export function waiterKey(waiter: { host: string; pid: number; started: string }): string {
+  return `${waiter.host}|${waiter.pid}|${waiter.started}`;
 }
 
 export interface Caller {
@@ -218,6 +229,7 @@ class Decision {
         fence: this.fence,
         tombstones: this.tombstones,
         events: this.events,
+        ...(this.wake.size > 0 ? { wake: [...this.wake] } : {}),
       },
     };
   }
@@ -238,6 +250,8 @@ class Decision {
 
   /** Set by a decision that may have freed a waiter's way without removing a record. */
   promoting = false;
+  /** Waiting processes to tell about this step (waiterKey): see Changes.wake. */
+  readonly wake = new Set<string>();
 
   /**
    * Direct hand-off: grants waiting requests, in line order, whose way is now free, turning their
@@ -258,9 +272,14 @@ class Decision {
     const queue = [...requests.values()].sort((a, b) => a[0]!.fence - b[0]!.fence);
     for (const tickets of queue) {
       const first = tickets[0]!;
+      if (this.ticketGone(first)) continue;
+      // A ticket without a holder has files to freeze: only its waiter can take the lock.
       const holder = first.holder;
-      if (holder === undefined || this.ticketGone(first)) continue;
-      const caller: Caller = { agentId: first.agent_id, parentAgentId: first.parent_agent_id, holder };
+      const caller: Caller = {
+        agentId: first.agent_id,
+        parentAgentId: first.parent_agent_id,
+        holder: holder ?? { host: first.host, pid: first.pid, started: first.started },
+      };
       const targets = tickets.map((t) => ({ scope: recordScope(t), tree: t.tree }));
       const found = scanFor(
         this,
@@ -269,7 +288,11 @@ class Decision {
         first.mode,
         (r) => r.token_hash !== first.token_hash && r.fence < first.fence,
       );
-      if (found.parentHeld.length > 0 || found.conflicts.length > 0 || found.orphans.length > 0) continue;
+      if (found.conflicts.length > 0) continue;
+      // Its way is free: the waiter hears of it, to take the locks handed over or to give the
+      // answer only it can (files to freeze, a parent's scope, interrupted work, its own cover).
+      this.wake.add(waiterKey(first));
+      if (holder === undefined || found.parentHeld.length > 0 || found.orphans.length > 0) continue;
       if (found.covering.some((r) => r !== undefined)) continue;
       const { now } = this.ctx;
       for (const ticket of tickets) {

@@ -16,6 +16,7 @@ import {
   type Target,
   type Tombstone,
   type WaitTicket,
+  waiterKey,
 } from '../../src/core/decide.js';
 import type { LockRecord } from '../../src/core/lock.js';
 import { applyChanges } from '../../src/backends/memory/memory-store.js';
@@ -84,6 +85,31 @@ describe('waiting tickets', () => {
     apply(decideLeave(state, ctx('B', 0), { hash: 'b' }));
     const after = apply(decideList(state, ctx('X', 0), { mineOnly: false }));
     expect(after.locks.map((l) => l.agent_id)).toEqual(['C']);
+  });
+
+  it('names in its changes only the waiters it concerns: the one handed the lock, or one that must decide', () => {
+    const { state, apply } = store();
+    apply(decideAcquire(state, ctx('A', 0), req('@r')));
+    const queued = decideAcquire(state, ctx('B', 0), req('@r', ticket('b', 70)));
+    // Taking a place in line frees nobody's way.
+    expect(queued.changes.wake).toBeUndefined();
+    apply(queued);
+    apply(decideAcquire(state, ctx('C', 0), req('@r', ticket('c', 71))));
+    const released = decideRelease(state, ctx('A', 0), { targets: [target('@r')], token: null });
+    // B is handed the lock; C, still behind it, is not told.
+    expect(released.changes.wake).toEqual([waiterKey({ host: HOST, pid: 70, started: 's' })]);
+    apply(released);
+    // A request with files to freeze is not handed the lock, but is woken to take it itself.
+    const freezing: AcquireRequest = { ...req('@s', ticket('f', 72)), freeze: [[]] };
+    apply(decideAcquire(state, ctx('A', 0), req('@s')));
+    apply(decideAcquire(state, ctx('F', 0), freezing));
+    const freed = decideRelease(state, ctx('A', 0), { targets: [target('@s')], token: null });
+    expect(freed.changes.wake).toEqual([waiterKey({ host: HOST, pid: 72, started: 's' })]);
+    apply(freed);
+    expect(apply(decideList(state, ctx('X', 0), { mineOnly: false })).waiting.map((t) => t.agent_id)).toEqual(
+      ['C', 'F'],
+    );
+    expect(apply(decideAcquire(state, ctx('F', 0), freezing)).status).toBe('acquired');
   });
 
   it('does not hand a lock to a waiter whose process died', () => {

@@ -21,6 +21,8 @@ interface CommitArgs {
   id?: string;
   puts?: [string, string][];
   dels?: string[];
+  /** Channels of waiters the commit names: each hears the commit, watched or not. */
+  wake?: string[];
   events?: string[];
 }
 
@@ -94,6 +96,8 @@ function store(redis: Redis, prefix = `script-${randomBytes(6).toString('hex')}`
       ...puts.flat(),
       String(dels.length),
       ...dels,
+      String((a.wake ?? []).length),
+      ...(a.wake ?? []),
       ...(a.events ?? []),
     );
   };
@@ -565,6 +569,50 @@ describeRedis('the commit script', () => {
       .poll(() => messages.map((m) => m.split(' ')[0]), { timeout: 10_000 })
       .toEqual([version, next[2]]);
     expect(messages.at(-1)!.split('\n')[0]!.split(' ').slice(3)).toEqual(['a']);
+  });
+
+  it('tells the waiters a commit names on their own channels, whether or not anyone watches', async () => {
+    const redis = client();
+    const subscriber = client();
+    const s = store(redis);
+    const wake = `{${s.prefix}}:wake:one`;
+    const other = `{${s.prefix}}:wake:other`;
+    const heard: [string, string][] = [];
+    subscriber.on('message', (channel: string, message: string) => heard.push([channel, message]));
+    await subscriber.subscribe(s.keys.channel, wake, other);
+
+    const [, epoch] = await s.sync();
+    // Nobody watches the store: a commit naming no waiter publishes nothing, one naming a waiter
+    // publishes the whole commit (entry, fence, tombstones, records) to that waiter only.
+    const quiet = await s.commit({ epoch: epoch!, version: '0', fence: 2, puts: [['a', rec('a')]] });
+    const named = await s.commit({
+      epoch: epoch!,
+      version: quiet[2]!,
+      fence: 3,
+      puts: [['b', rec('b')]],
+      dels: ['a'],
+      wake: [wake],
+      events: ['{"e":1}'],
+    });
+    expect(named[0]).toBe('ok');
+    await expect.poll(() => heard.length, { timeout: 10_000 }).toBe(1);
+    const [channel, message] = heard[0]!;
+    expect(channel).toBe(wake);
+    const lines = message.split('\n');
+    expect(lines[0]!.split(' ').filter((_, i) => i !== 2)).toEqual([named[2], quiet[2], 'b', 'a']);
+    expect(lines.slice(1)).toEqual(['3', '', rec('b')]);
+    // The channels are not mistaken for events: the one event is stored as sent.
+    expect((await s.state()).events).toEqual(['{"e":1}']);
+    // A sync from the first version still answers the delta (read from the list's newest end).
+    const delta = await s.commit({ epoch: epoch!, version: quiet[2]!, fence: 0 });
+    expect(delta.slice(0, 3)).toEqual(['sync', epoch, named[2]]);
+    expect(delta[6]).toBe('delta');
+    expect(
+      Object.fromEntries([
+        [delta[7], delta[8]],
+        [delta[9], delta[10]],
+      ]),
+    ).toEqual({ a: '', b: rec('b') });
   });
 
   it('keeps at least the last 1000 events, newest last, and not all of them', async () => {

@@ -3,7 +3,7 @@
  * Redis. Unlike the backend contract these run on the real clock (waits, renewals and ticket
  * leases are about time), so no case bounds how long anything takes except the hang guards.
  */
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -30,6 +30,7 @@ export function severable(backend: Backend): { backend: Backend; sever(): void }
       location: backend.location,
       transact: (decide, clock) => (severed ? cut() : backend.transact(decide, clock)),
       watch: (listener) => backend.watch(listener),
+      watchWaiter: (waiter, listener) => backend.watchWaiter(waiter, listener),
       events: (limit) => (severed ? cut() : backend.events(limit)),
       close: () => backend.close(),
     },
@@ -119,11 +120,12 @@ export function describeWaitContract(name: string, makeStore: () => Promise<Wait
         expect(await waiters(a)).toEqual([]);
       });
 
-      it('grants conflicting waiters in arrival order', async () => {
+      it('grants conflicting waiters in arrival order, each woken by the hand-off to it', async () => {
         const a = await agent('A');
         await a.acquire('@r');
         const names = ['B', 'C', 'D', 'E'];
-        const handles = await Promise.all(names.map((n) => agent(n)));
+        // Ten minutes between polls: each grant must come from the commit that handed it over.
+        const handles = await Promise.all(names.map((n) => agent(n, { waitPollMs: 600_000 })));
         const pending: Record<string, Promise<unknown>> = {};
         for (const [i, locks] of handles.entries()) {
           pending[names[i]!] = locks.acquire('@r', { wait: 60 }).then(async (r) => {
@@ -143,6 +145,24 @@ export function describeWaitContract(name: string, makeStore: () => Promise<Wait
         expect(barge.conflicts.filter((l) => l.status === 'active').map((l) => l.agent_id)).toEqual(['B']);
         await all;
         expect(order).toEqual(names);
+      });
+
+      it('wakes a waiter whose files must be frozen when its way is free, to take the lock itself', async () => {
+        const file = path.join(tree, 'src', 'frozen.ts');
+        writeFileSync(file, 'x');
+        chmodSync(file, 0o644);
+        const a = await agent('A');
+        const b = await agent('B', { waitPollMs: 600_000 });
+        await a.acquire('src/frozen.ts');
+        const waiting = b.acquire('src/frozen.ts', { wait: 600, enforce: true });
+        await until(async () => (await waiters(a)).includes('B'));
+        await a.release('src/frozen.ts');
+        const result = await waiting;
+        expect(result.status).toBe('acquired');
+        expect(result.locks[0]).toMatchObject({ scope: 'src/frozen.ts', agent_id: 'B' });
+        expect(statSync(file).mode & 0o222).toBe(0);
+        await b.release('src/frozen.ts');
+        expect(statSync(file).mode & 0o777).toBe(0o644);
       });
 
       it('lets a queued wide claim in ahead of narrow ones that came later, waiting or not', async () => {

@@ -9,7 +9,19 @@
  * decision costs a few system calls whatever the number of locks. The log is compacted into a new
  * snapshot (written aside, renamed over) once it has grown well past the live state.
  */
-import { closeSync, type FSWatcher, fstatSync, lstatSync, truncateSync, watch } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  closeSync,
+  type FSWatcher,
+  fstatSync,
+  lstatSync,
+  lutimesSync,
+  mkdirSync,
+  readdirSync,
+  truncateSync,
+  unlinkSync,
+  watch,
+} from 'node:fs';
 import path from 'node:path';
 import type { Changes, Decided, StoreEvent, StoreState, Tombstone } from '../../core/decide.js';
 import { isEmpty } from '../../core/decide.js';
@@ -61,7 +73,24 @@ const WATCH_POLL_MS = 100;
 const COMPACT_AFTER_BYTES = 1 << 20;
 const NEWLINE = 0x0a;
 const openMutexes = new Set<FileMutex>();
+/** Wake files of this process's handles: removed on the way out. */
+const openWakeFiles = new Set<string>();
 let exitHookInstalled = false;
+
+/** A waiter's wake file: its pid first, so that a sweep can tell the files of dead processes. */
+function wakeName(waiter: string): string {
+  const pid = waiter.split('|')[1] ?? '0';
+  return `${pid}-${createHash('sha256').update(waiter).digest('base64url').slice(0, 22)}`;
+}
+
+interface WakeWatch {
+  readonly listeners: Set<WatchListener>;
+  /** Handles of this process using it: the last to close removes the file. */
+  handles: number;
+  close(): void;
+}
+/** Wake file path -> its watch, shared by the handles of this process (one waiter key each). */
+const wakeWatches = new Map<string, WakeWatch>();
 
 function isMissing(error: unknown): boolean {
   return (error as NodeJS.ErrnoException).code === 'ENOENT';
@@ -77,17 +106,28 @@ export class FileStore implements Backend {
   private appendFd: number | null = null;
   private appendIno = -1;
   private closed = false;
+  private readonly wakeDir: string;
+  /** Wake files this handle uses (see wakeWatches). */
+  private readonly wakes = new Set<string>();
 
   constructor(private readonly options: FileStoreOptions) {
     this.location = options.dir;
     this.logPath = path.join(options.dir, 'locks.log');
     this.eventsPath = path.join(options.dir, 'events.log');
+    this.wakeDir = path.join(options.dir, 'wake');
     this.mutex = new FileMutex(options.dir, options.self, options.mutexTimeoutMs, options.processAlive);
     openMutexes.add(this.mutex);
     if (!exitHookInstalled) {
       exitHookInstalled = true;
       process.once('exit', () => {
         for (const mutex of openMutexes) mutex.dispose();
+        for (const file of openWakeFiles) {
+          try {
+            unlinkSync(file);
+          } catch {
+            // Gone already; a sweep removes what is left.
+          }
+        }
       });
     }
   }
@@ -98,6 +138,7 @@ export class FileStore implements Backend {
   ): Promise<T> {
     if (this.closed) throw new AgentLockError('E_CLOSED', 'this store handle is closed');
     await this.mutex.lock();
+    let wake: readonly string[] | undefined;
     // From here to unlock everything is synchronous: no other decision of this process can interleave.
     try {
       const state = this.sync();
@@ -109,10 +150,138 @@ export class FileStore implements Backend {
           });
         }
         this.commit(state as Cache, changes);
+        wake = changes.wake;
       }
       return result;
     } finally {
       this.mutex.unlock();
+      if (wake) this.wakeUp(wake);
+    }
+  }
+
+  /** Touches the wake files of the waiters a commit names (a missing one is a waiter gone). */
+  private wakeUp(waiters: readonly string[]): void {
+    const now = new Date();
+    for (const waiter of waiters) {
+      try {
+        lutimesSync(path.join(this.wakeDir, wakeName(waiter)), now, now);
+      } catch {
+        // Best effort: the waiter also polls.
+      }
+    }
+  }
+
+  /**
+   * A waiter watches a file of its own under wake/ (fs.watch, with a stat poll for file systems
+   * where that sees nothing), which the commits that name it touch. One per process and handle,
+   * kept until close().
+   */
+  async watchWaiter(waiter: string, listener: WatchListener): Promise<() => Promise<void>> {
+    if (this.closed) throw new AgentLockError('E_CLOSED', 'this store handle is closed');
+    const file = path.join(this.wakeDir, wakeName(waiter));
+    let wake = wakeWatches.get(file);
+    if (!wake) {
+      wake = this.openWake(file);
+      wakeWatches.set(file, wake);
+    }
+    if (!this.wakes.has(file)) {
+      this.wakes.add(file);
+      wake.handles += 1;
+    }
+    const { listeners } = wake;
+    listeners.add(listener);
+    let on = true;
+    return async () => {
+      if (!on) return;
+      on = false;
+      listeners.delete(listener);
+    };
+  }
+
+  private openWake(file: string): WakeWatch {
+    mkdirSync(this.wakeDir, { recursive: true, mode: 0o700 });
+    closeSync(openAppend(file, true));
+    openWakeFiles.add(file);
+    const listeners = new Set<WatchListener>();
+    let queued = false;
+    const fire = () => {
+      if (queued) return;
+      queued = true;
+      setImmediate(() => {
+        queued = false;
+        for (const listener of [...listeners]) {
+          try {
+            listener(null);
+          } catch {
+            // A watcher's failure is its own; it must never surface from a timer.
+          }
+        }
+      });
+    };
+    const stamp = () => {
+      try {
+        const stat = lstatSync(file);
+        return `${stat.ino}:${stat.mtimeMs}`;
+      } catch {
+        return '';
+      }
+    };
+    let last = stamp();
+    const poll = setInterval(() => {
+      const now = stamp();
+      if (now !== last) {
+        last = now;
+        fire();
+      }
+    }, WATCH_POLL_MS);
+    poll.unref();
+    let watcher: FSWatcher | null = null;
+    try {
+      watcher = watch(file, { persistent: false }, () => {
+        last = stamp();
+        fire();
+      });
+      watcher.on('error', () => {
+        watcher?.close();
+        watcher = null;
+      });
+    } catch {
+      watcher = null;
+    }
+    return {
+      listeners,
+      handles: 0,
+      close: () => {
+        wakeWatches.delete(file);
+        clearInterval(poll);
+        watcher?.close();
+        listeners.clear();
+        openWakeFiles.delete(file);
+        try {
+          unlinkSync(file);
+        } catch {
+          // Gone already.
+        }
+      },
+    };
+  }
+
+  /** Removes the wake files of processes that are gone (killed before they could). */
+  private sweepWakeFiles(): void {
+    let names: string[];
+    try {
+      names = readdirSync(this.wakeDir);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const pid = Number(name.split('-', 1)[0]);
+      if (!Number.isInteger(pid) || pid <= 0 || pidRunning(pid)) continue;
+      try {
+        unlinkSync(path.join(this.wakeDir, name));
+      } catch {
+        // Someone else swept it.
+      }
     }
   }
 
@@ -253,6 +422,11 @@ export class FileStore implements Backend {
     if (this.appendFd !== null) closeSync(this.appendFd);
     this.appendFd = null;
     this.dropCache();
+    for (const file of this.wakes) {
+      const wake = wakeWatches.get(file);
+      if (wake && --wake.handles === 0) wake.close();
+    }
+    this.wakes.clear();
     this.mutex.dispose();
     openMutexes.delete(this.mutex);
   }
@@ -432,5 +606,15 @@ export class FileStore implements Backend {
     cache.snapshotBytes = stat.size;
     cache.lines = 0;
     this.mutex.sweepDeadOwners();
+    this.sweepWakeFiles();
+  }
+}
+
+function pidRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
   }
 }

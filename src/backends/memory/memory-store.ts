@@ -45,6 +45,18 @@ export class MemoryStore {
     const check = () => {
       if (closed) throw new Error('memory store handle is closed');
     };
+    const watch = async (listener: WatchListener) => {
+      check();
+      let on = true;
+      const wrapped = () => {
+        if (on) listener(null);
+      };
+      this.listeners.add(wrapped);
+      return async () => {
+        on = false;
+        this.listeners.delete(wrapped);
+      };
+    };
     return {
       kind: 'memory',
       location: 'memory',
@@ -60,18 +72,9 @@ export class MemoryStore {
         if (changed) this.notify();
         return result;
       },
-      watch: async (listener: WatchListener) => {
-        check();
-        let on = true;
-        const wrapped = () => {
-          if (on) listener(null);
-        };
-        this.listeners.add(wrapped);
-        return async () => {
-          on = false;
-          this.listeners.delete(wrapped);
-        };
-      },
+      watch,
+      // In one process a wake-up costs nothing: every waiter hears every commit.
+      watchWaiter: (_waiter: string, listener: WatchListener) => watch(listener),
       events: async (limit: number) => this.log.slice(-limit),
       close: async () => {
         closed = true;

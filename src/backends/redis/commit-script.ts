@@ -32,7 +32,8 @@
  *         client's connection dropped before the answer and ioredis sent it anew) answers 'ok'
  *         with the version it made, instead of being judged stale
  * ARGV[10] n, then n pairs (lock id, record JSON) to write; then m, then m lock ids to delete;
- *         then the event JSONs to record
+ *         then w, then w channels of waiters to tell (see Changes.wake); then the event JSONs to
+ *         record
  *
  * Answers, as arrays of strings:
  *   {'ok', epoch, version, now}            committed (or validated), at server time `now` (ms)
@@ -77,19 +78,29 @@ end
 if epoch ~= ARGV[1] or version ~= ARGV[2] then
   local known = tonumber(ARGV[2]) or -1
   -- A delta is possible while the changes list still holds the commit made on the client's version.
+  -- Clients are mostly a commit or two behind: the list is read from its newest end, a few at a time.
   local delta = nil
   if epoch == ARGV[1] and known < tonumber(version) then
-    for _, entry in ipairs(redis.call('LRANGE', changes, 0, -1)) do
-      local words = {}
-      for word in string.gmatch(entry, '%S+') do words[#words + 1] = word end
-      if delta == nil and words[2] == ARGV[2] then
-        -- This very commit was applied already: answer as the first time.
-        if ARGV[9] ~= '' and words[3] == ARGV[9] then return {'ok', epoch, words[1], now_text} end
-        delta = {}
+    local length = redis.call('LLEN', changes)
+    local seen = {}
+    local stop, count = -1, 4
+    while delta == nil and -stop <= length do
+      local entries = redis.call('LRANGE', changes, math.max(-length, stop - count + 1), stop)
+      for k = #entries, 1, -1 do
+        local words = {}
+        for word in string.gmatch(entries[k], '%S+') do words[#words + 1] = word end
+        for w = 4, #words do seen[words[w]] = true end
+        if words[2] == ARGV[2] then
+          -- This very commit was applied already: answer as the first time.
+          if ARGV[9] ~= '' and words[3] == ARGV[9] then
+            return {'ok', epoch, words[1], now_text}
+          end
+          delta = seen
+          break
+        end
       end
-      if delta ~= nil then
-        for w = 4, #words do delta[words[w]] = true end
-      end
+      stop = stop - count
+      count = count * 4
     end
   end
   local reply = {'sync', epoch, version, now_text, fence, '', ''}
@@ -124,8 +135,11 @@ if ARGV[3] == '1' and (now < tonumber(ARGV[4]) or now >= tonumber(ARGV[5])) then
 end
 
 local puts = tonumber(ARGV[10])
-local dels = tonumber(ARGV[11 + 2 * puts])
-local first_event = 12 + 2 * puts + dels
+local dels_at = 11 + 2 * puts
+local dels = tonumber(ARGV[dels_at])
+local wakes_at = dels_at + dels + 1
+local wakes = tonumber(ARGV[wakes_at])
+local first_event = wakes_at + wakes + 1
 local grown = ARGV[6] ~= fence and tonumber(ARGV[6]) > tonumber(fence)
 if puts == 0 and dels == 0 and first_event > #ARGV and ARGV[7] == '' and not grown then
   return {'ok', epoch, version, now_text}
@@ -174,10 +188,15 @@ end
 -- Listeners get the whole commit: which records changed (a waiter blocked by others sleeps on),
 -- and the change itself, so that a handle at the previous version moves to this one without a
 -- round trip. Lines: the changes-list entry, the fence, the tombstones ('' unchanged), the records.
-if m[4] and now < tonumber(m[4]) then
+-- The waiters the commit names (it handed them locks, or freed their way) hear it on their own
+-- channels whether or not anyone watches.
+local watched = m[4] and now < tonumber(m[4])
+if watched or wakes > 0 then
   local message = {entry, grown and ARGV[6] or fence, ARGV[7]}
   for k = 1, puts do message[#message + 1] = ARGV[10 + 2 * k] end
-  redis.call('PUBLISH', ARGV[8], table.concat(message, '\\n'))
+  message = table.concat(message, '\\n')
+  if watched then redis.call('PUBLISH', ARGV[8], message) end
+  for k = wakes_at + 1, wakes_at + wakes do redis.call('PUBLISH', ARGV[k], message) end
 end
 return {'ok', epoch, version, now_text}
 `;

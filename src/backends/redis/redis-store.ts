@@ -12,6 +12,7 @@
  * holder's staleness or a short bound (which also keeps a server that was paused from committing,
  * on waking, a decision its client already gave up on).
  */
+import { createHash } from 'node:crypto';
 import type { Changes, Decided, StoreEvent, StoreState, Tombstone } from '../../core/decide.js';
 import { isEmpty } from '../../core/decide.js';
 import { AgentLockError } from '../../core/errors.js';
@@ -81,8 +82,12 @@ export class RedisStore implements Backend {
   /** Commits folded in from the channel: a cache that moved is no longer the last answer's state. */
   private followed = 0;
   private readonly listeners = new Set<WatchListener>();
+  /** Wake channel -> the listeners of watchWaiter() on it. */
+  private readonly waiters = new Map<string, Set<WatchListener>>();
   private subscriber: Client | null = null;
-  private subscribing: Promise<void> | null = null;
+  private subscribing: Promise<Client> | null = null;
+  /** Channels subscribed (or being subscribed) on the subscriber connection. */
+  private readonly channels = new Map<string, Promise<unknown>>();
   private announcer: NodeJS.Timeout | null = null;
   private closed = false;
 
@@ -129,7 +134,7 @@ export class RedisStore implements Backend {
     const client = await this.connection();
     this.listeners.add(listener);
     try {
-      await this.subscribe(client);
+      await this.subscribeTo(client, this.channel);
       // Commits publish only while the store's #watch lies ahead: renew it well before it lapses.
       if (this.announcer === null) {
         await this.announce(client);
@@ -148,6 +153,38 @@ export class RedisStore implements Backend {
       listening = false;
       this.listeners.delete(listener);
     };
+  }
+
+  /**
+   * A waiter hears only the commits that name it, on a channel of its own (one per process, see
+   * waiterKey), subscribed once per handle and kept until close().
+   */
+  async watchWaiter(waiter: string, listener: WatchListener): Promise<() => Promise<void>> {
+    const client = await this.connection();
+    const channel = this.wakeChannel(waiter);
+    let set = this.waiters.get(channel);
+    if (!set) {
+      set = new Set();
+      this.waiters.set(channel, set);
+    }
+    set.add(listener);
+    try {
+      await this.subscribeTo(client, channel);
+    } catch (error) {
+      set.delete(listener);
+      throw error;
+    }
+    let listening = true;
+    return async () => {
+      if (!listening) return;
+      listening = false;
+      set.delete(listener);
+    };
+  }
+
+  private wakeChannel(waiter: string): string {
+    const hash = createHash('sha256').update(waiter).digest('base64url').slice(0, 22);
+    return `{${this.prefix}}:wake:${hash}`;
   }
 
   /**
@@ -182,43 +219,84 @@ export class RedisStore implements Backend {
     return touched;
   }
 
+  /**
+   * Writes a published commit's records into a cache that is behind it, leaving the cache's version
+   * as it was: every commit from this handle still fails its compare-and-set and syncs (which
+   * rewrites these records too), but a waiter finds the locks handed to it without asking. Only
+   * answers made from the cache on purpose (TransactOptions.cached) may see the mix.
+   */
+  private mix(message: string): string[] | null {
+    const cache = this.cache;
+    if (cache === null) return null;
+    const lines = message.split('\n');
+    const touched = lines[0]!.split(' ').slice(3);
+    this.followed += 1;
+    const written = new Set<string>();
+    for (const json of lines.slice(3)) {
+      const id = (JSON.parse(json) as { id: string }).id;
+      written.add(id);
+      cache.locks.set(id, parseRecord(id, json, this.serverNow));
+    }
+    for (const id of touched) if (!written.has(id)) cache.locks.delete(id);
+    cache.fence = Math.max(cache.fence, Number(lines[1]));
+    return touched;
+  }
+
   private announce(client: Client): Promise<unknown> {
     return this.call(() => client.agentLockWatch(this.keys[0]!, String(WATCH_MS)));
   }
 
-  private subscribe(client: Client): Promise<void> {
+  /** One subscriber connection per handle; each channel is subscribed once and stays. */
+  private async subscribeTo(client: Client, channel: string): Promise<void> {
+    const subscriber = await this.subscriberOf(client);
+    let subscribed = this.channels.get(channel);
+    if (!subscribed) {
+      subscribed = this.call(() => subscriber.subscribe(channel)).catch((error: unknown) => {
+        this.channels.delete(channel);
+        throw error;
+      });
+      this.channels.set(channel, subscribed);
+    }
+    await subscribed;
+  }
+
+  private subscriberOf(client: Client): Promise<Client> {
     this.subscribing ??= (async () => {
       const subscriber = client.duplicate();
       subscriber.on('error', (error) => {
         this.lastError = error;
       });
-      subscriber.on('message', (_channel, message) => {
-        if (this.closed) return;
-        let touched: string[] | null;
-        try {
-          touched = this.follow(message);
-        } catch {
-          // A message we cannot read: the next decision syncs, and listeners look again.
-          if (this.cache) this.cache.version = '';
-          touched = null;
-        }
-        for (const listener of [...this.listeners]) {
-          try {
-            listener(touched);
-          } catch {
-            // A listener's failure is its own: it must not reach the connection or the others.
-          }
-        }
-      });
+      subscriber.on('message', (channel, message) => this.hear(channel, message));
       this.subscriber = subscriber;
-      await this.call(() => subscriber.subscribe(this.channel));
-    })().catch((error: unknown) => {
-      this.subscriber?.disconnect();
-      this.subscriber = null;
-      this.subscribing = null;
-      throw error;
-    });
+      return subscriber;
+    })();
     return this.subscribing;
+  }
+
+  /** A published commit: folded into the cache, then told to the listeners of its channel. */
+  private hear(channel: string, message: string): void {
+    if (this.closed) return;
+    const global = channel === this.channel;
+    const listeners = global ? this.listeners : this.waiters.get(channel);
+    let touched: string[] | null;
+    try {
+      touched = this.follow(message);
+      // A waiter's own news (its locks handed over) is worth having even on a snapshot that is
+      // behind: see mix().
+      if (touched === null && !global) touched = this.mix(message);
+    } catch {
+      // A message we cannot read: the next decision syncs, and listeners look again.
+      if (this.cache) this.cache.version = '';
+      touched = null;
+    }
+    if (!listeners) return;
+    for (const listener of [...listeners]) {
+      try {
+        listener(touched);
+      } catch {
+        // A listener's failure is its own: it must not reach the connection or the others.
+      }
+    }
   }
 
   async close(): Promise<void> {
@@ -227,6 +305,7 @@ export class RedisStore implements Backend {
     await this.queue;
     if (this.announcer) clearInterval(this.announcer);
     this.listeners.clear();
+    this.waiters.clear();
     this.subscriber?.disconnect();
     this.subscriber = null;
     this.client?.disconnect();
@@ -336,6 +415,8 @@ export class RedisStore implements Backend {
       ...(changes?.put.flatMap((record) => [record.id, JSON.stringify(record)]) ?? []),
       String(changes?.del.length ?? 0),
       ...(changes?.del ?? []),
+      String(changes?.wake?.length ?? 0),
+      ...(changes?.wake?.map((waiter) => this.wakeChannel(waiter)) ?? []),
       ...(changes?.events.map((event) => JSON.stringify(event)) ?? []),
     ];
     const reply = await this.call(() => client.agentLockCommit(...args));
