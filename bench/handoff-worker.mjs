@@ -9,7 +9,7 @@
 //   attempts  store decisions the acquire took (agent-lock: 1 + refused attempts; redlock: its
 //             attempts; redis-semaphore: not exposed, null)
 //   trace   agent-lock only: wake-ups (store notifications) during the acquire, the last one's time,
-//           and how long its watch() subscription took to set up (0 when it was granted at once);
+//           and how long its watchWaiter() set-up took (0 when it was granted at once);
 //           the commits (Redis: round trips of the commit script; file: log appends) of the acquire
 //           and of the release, and on the file store the time spent waiting for its mutex
 // Records go to the parent in batches over IPC (advanced serialization, so bigints pass), outside
@@ -63,16 +63,15 @@ async function contenderSteps() {
       env: config.env,
     });
     const ttl = leaseMs / 1000;
-    // Instrumentation only: count the store's wake-ups (notifications) a waiting acquire gets, the
-    // time its subscription took, and when the last wake-up before the grant came.
+    // Instrumentation only: count the store's wake-ups (notifications that name this waiter) a
+    // waiting acquire gets, the time its watchWaiter() set-up took, and when the last one came.
     let wakes = 0;
     let lastWake = null;
     let subscribeNs = 0n;
-    const watch = locks.backend.watch.bind(locks.backend);
-    locks.backend.watch = async (listener) => {
+    const watchWaiter = locks.backend.watchWaiter.bind(locks.backend);
+    locks.backend.watchWaiter = async (waiter, listener) => {
       const t0 = process.hrtime.bigint();
-      // The touched ids pass through: a waiter uses them to sleep through others' hand-offs.
-      const stop = await watch((touched) => {
+      const stop = await watchWaiter(waiter, (touched) => {
         wakes += 1;
         lastWake = process.hrtime.bigint();
         listener(touched);

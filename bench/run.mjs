@@ -710,8 +710,8 @@ function handoffStats(rounds, byFence) {
     attemptsMean: mean(attempts),
     attemptsMax: attempts.length === 0 ? null : Math.max(...attempts),
     attemptsMeanSlowest1pc: mean(slow.map((h) => h.attempts)),
-    // agent-lock only (null otherwise): store notifications per waiting acquire, the watch()
-    // subscription each waiting acquire sets up, previous release start -> last wake-up before the
+    // agent-lock only (null otherwise): store notifications per waiting acquire, the watchWaiter()
+    // set-up of each waiting acquire, previous release start -> last wake-up before the
     // grant, and that wake-up -> grant.
     wakesMean: mean(wakes),
     wakesMeanSlowest1pc: mean(slow.filter((h) => h.wakes !== null).map((h) => h.wakes)),
@@ -1094,7 +1094,7 @@ try {
   const traced = f.contenders.filter((r) => r.error === null && r.wakesMean !== null);
   if (traced.length > 0)
     table(
-      '  agent-lock waits: wake-ups per grant, watch() set-up per waiting acquire, release start -> last wake, last wake -> grant',
+      '  agent-lock waits: wake-ups per grant, watchWaiter() set-up per waiting acquire, release start -> last wake, last wake -> grant',
       [
         'contender',
         'wakes mean',

@@ -361,15 +361,19 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
     const hash = hashToken(secret);
     let woken = false;
     let sleeping: ReturnType<typeof pause> | null = null;
-    // Woken by a commit that names us (not by a timer): with `touched` known, the handle's
-    // snapshot has what that commit wrote, so the locks it handed us can be taken from there.
+    // Woken by a commit that names us (not by a timer): the store's snapshot (Redis: the handle's,
+    // with what that commit wrote; file: the log read without its mutex) shows the locks it handed
+    // us, so a first look needs no round trip and no mutex.
     let noticed = false;
-    const poke = (touched?: readonly string[] | null) => {
-      noticed = touched !== undefined && touched !== null;
+    const poke = () => {
+      noticed = true;
       woken = true;
       sleeping?.wake();
     };
-    const abort = () => poke();
+    const abort = () => {
+      woken = true;
+      sleeping?.wake();
+    };
     signal?.addEventListener('abort', abort);
     let unwatch: (() => Promise<void>) | null = null;
     let queued = false;

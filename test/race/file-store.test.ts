@@ -370,4 +370,75 @@ describe('file store: the store mutex', () => {
     expect(blocked.conflicts.map((lock) => lock.agent_id)).toEqual(['a']);
     expect((await b.acquire(['@x'])).status).toBe('acquired');
   });
+
+  it("answers a woken waiter's look from the log without the mutex, leaving a line being written alone", async () => {
+    const s = setup('peek');
+    const a = await s.open('a', { AGENT_LOCK_MUTEX_TIMEOUT: '1' });
+    expect((await a.acquire(['@r'])).status).toBe('acquired');
+    const b = await s.open('b', { AGENT_LOCK_MUTEX_TIMEOUT: '1' });
+    expect((await b.acquire(['src/b.ts'])).status).toBe('acquired');
+    const live = await sleeper();
+    cleanups.push(() => killAndWait(live.child));
+    plantMutex(s.store, live);
+    // Another process is half-way through appending its commit.
+    const partial = '{"t":"tx","fence":99,"put":[';
+    appendFileSync(s.log, partial);
+
+    const ids = (state: { locks: ReadonlyMap<string, { scope: string }> }) =>
+      [...state.locks.values()].map((r) => r.scope).sort();
+    const unchanged = (state: { fence: number }) => ({
+      result: 'seen',
+      changes: { put: [], del: [], fence: state.fence, tombstones: null, events: [] },
+    });
+    // A read-only look sees b's commit (made after a's last look) while the mutex is held...
+    let seen: string[] = [];
+    const answer = await a.backend.transact(
+      (state) => {
+        seen = ids(state);
+        return unchanged(state);
+      },
+      undefined,
+      { cached: true },
+    );
+    expect(answer).toBe('seen');
+    expect(seen).toEqual(['@r', 'src/b.ts']);
+    // ...and leaves the line in progress as it is: only a mutex holder may cut a torn line off.
+    expect(readFileSync(s.log, 'utf8').endsWith(partial)).toBe(true);
+    // A decision that changes something still needs the mutex, cached or not.
+    await expect(
+      a.backend.transact(
+        (state) => ({
+          ...unchanged(state),
+          changes: { ...unchanged(state).changes, fence: state.fence + 1 },
+        }),
+        undefined,
+        { cached: true },
+      ),
+    ).rejects.toMatchObject({ code: 'E_STORE_BUSY' });
+    await expect(a.backend.transact(unchanged)).rejects.toMatchObject({ code: 'E_STORE_BUSY' });
+  });
+
+  it('keeps a wake file per waiting process under wake/ while the handle is open, and removes it on close', async () => {
+    const s = setup('wake-files');
+    const a = await s.open('a');
+    const b = await s.open('b');
+    expect((await a.acquire(['@r'])).status).toBe('acquired');
+    const waiting = b.acquire(['@r'], { wait: 60 });
+    const wakeDir = path.join(s.store, 'wake');
+    await expect
+      .poll(() => (existsSync(wakeDir) ? readdirSync(wakeDir) : []), { timeout: 10_000 })
+      .toHaveLength(1);
+    const [name] = readdirSync(wakeDir);
+    expect(name!.startsWith(`${process.pid}-`)).toBe(true);
+    expect(mode(path.join(wakeDir, name!))).toBe(0o600);
+    await a.release(['@r']);
+    expect((await waiting).status).toBe('acquired');
+    // Kept for the next wait, also while other handles (here one that never waited) close...
+    expect(readdirSync(wakeDir)).toEqual([name]);
+    await a.close();
+    expect(readdirSync(wakeDir)).toEqual([name]);
+    // ...until the last handle that waited closes.
+    await b.close();
+    expect(readdirSync(wakeDir)).toEqual([]);
+  });
 });

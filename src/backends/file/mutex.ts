@@ -40,6 +40,8 @@ function readPrivateOrNull(file: string): Buffer | null {
 
 const GARBAGE_OWNER_MS = 10_000;
 const GUARD_STALE_MS = 5_000;
+/** How long a contended lock() keeps trying on every event-loop turn before it sleeps between tries. */
+const QUICK_RETRY_MS = 0.5;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class FileMutex {
@@ -71,8 +73,11 @@ export class FileMutex {
     this.ownerIno = createExclusive(this.ownerPath, JSON.stringify(info));
   }
 
-  /** One attempt; true when taken. Synchronous, so the uncontended path never yields. */
-  tryLock(): boolean {
+  /**
+   * One attempt; true when taken. Synchronous, so the uncontended path never yields. `inspect`:
+   * on failure, look whether the owner is dead (a file read and a process lookup).
+   */
+  tryLock(inspect = true): boolean {
     this.ensureOwnerFile();
     try {
       linkSync(this.ownerPath, this.mutexPath);
@@ -86,12 +91,19 @@ export class FileMutex {
       }
       if (code !== 'EEXIST') throw error;
     }
-    this.inspectHolder();
+    if (inspect) this.inspectHolder();
     return false;
   }
 
   async lock(): Promise<void> {
     if (this.tryLock()) return;
+    // Decisions hold the mutex for a fraction of a millisecond, and timers cannot wait less than
+    // one: try again on the next turns of the event loop first, for a moment.
+    const quickUntil = performance.now() + QUICK_RETRY_MS;
+    while (performance.now() < quickUntil) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (this.tryLock(false)) return;
+    }
     const deadline = Date.now() + this.timeoutMs;
     let pause = 0.2;
     while (!this.tryLock()) {
