@@ -210,6 +210,10 @@ export class FileStore implements Backend {
 
   private openWake(file: string): WakeWatch {
     mkdirSync(this.wakeDir, { recursive: true, mode: 0o700 });
+    // A planted symlink in place of the folder is refused: the waiter then relies on its poll.
+    if (lstatSync(this.wakeDir).isSymbolicLink()) {
+      throw new AgentLockError('E_STORE_UNSAFE', `${this.wakeDir} is a symlink, not a folder`);
+    }
     closeSync(openAppend(file, true));
     openWakeFiles.add(file);
     const listeners = new Set<WatchListener>();
