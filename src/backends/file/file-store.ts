@@ -232,43 +232,18 @@ export class FileStore implements Backend {
         }
       });
     };
-    const stamp = () => {
-      try {
-        const stat = lstatSync(file);
-        return `${stat.ino}:${stat.mtimeMs}`;
-      } catch {
-        return '';
-      }
-    };
-    let last = stamp();
-    const poll = setInterval(() => {
-      const now = stamp();
-      if (now !== last) {
-        last = now;
-        fire();
-      }
-    }, WATCH_POLL_MS);
-    poll.unref();
-    let watcher: FSWatcher | null = null;
-    try {
-      watcher = watch(file, { persistent: false }, () => {
-        last = stamp();
-        fire();
-      });
-      watcher.on('error', () => {
-        watcher?.close();
-        watcher = null;
-      });
-    } catch {
-      watcher = null;
-    }
+    const stop = watchWithPoll(
+      file,
+      () => true,
+      () => statStamp(file),
+      fire,
+    );
     return {
       listeners,
       handles: 0,
       close: () => {
         wakeWatches.delete(file);
-        clearInterval(poll);
-        watcher?.close();
+        stop();
         listeners.clear();
         openWakeFiles.delete(file);
         try {
@@ -339,40 +314,15 @@ export class FileStore implements Backend {
         }
       });
     };
-    const stamp = () => {
-      try {
-        const stat = lstatSync(this.logPath);
-        return `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
-      } catch {
-        return '';
-      }
-    };
-    let last = stamp();
-    const poll = setInterval(() => {
-      const now = stamp();
-      if (now !== last) {
-        last = now;
-        fire();
-      }
-    }, WATCH_POLL_MS);
-    poll.unref();
-    let watcher: FSWatcher | null = null;
-    try {
-      watcher = watch(this.location, { persistent: false }, (_event, name) => {
-        if (name === null || name === 'locks.log') fire();
-      });
-      // A watch that breaks (the folder removed, too many watches) leaves the poll to do the work.
-      watcher.on('error', () => {
-        watcher?.close();
-        watcher = null;
-      });
-    } catch {
-      watcher = null;
-    }
+    const stop = watchWithPoll(
+      this.location,
+      (name) => name === null || name === 'locks.log',
+      () => statStamp(this.logPath),
+      fire,
+    );
     return async () => {
       on = false;
-      clearInterval(poll);
-      watcher?.close();
+      stop();
     };
   }
 
@@ -643,6 +593,56 @@ export class FileStore implements Backend {
     this.mutex.sweepDeadOwners();
     this.sweepWakeFiles();
   }
+}
+
+/** What a stat poll compares: the inode, size and mtime ('' when the file is missing). */
+function statStamp(file: string): string {
+  try {
+    const stat = lstatSync(file);
+    return `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * fs.watch on `target` (events for which `relevant` holds), plus a stat poll of `stamp` every
+ * WATCH_POLL_MS for file systems where fs.watch sees nothing; both call `fire`. A watch that breaks
+ * (the folder removed, too many watches) leaves the poll to do the work. Answers the stopper.
+ */
+function watchWithPoll(
+  target: string,
+  relevant: (name: string | null) => boolean,
+  stamp: () => string,
+  fire: () => void,
+): () => void {
+  let last = stamp();
+  const poll = setInterval(() => {
+    const now = stamp();
+    if (now !== last) {
+      last = now;
+      fire();
+    }
+  }, WATCH_POLL_MS);
+  poll.unref();
+  let watcher: FSWatcher | null = null;
+  try {
+    watcher = watch(target, { persistent: false }, (_event, name) => {
+      if (!relevant(name)) return;
+      last = stamp();
+      fire();
+    });
+    watcher.on('error', () => {
+      watcher?.close();
+      watcher = null;
+    });
+  } catch {
+    watcher = null;
+  }
+  return () => {
+    clearInterval(poll);
+    watcher?.close();
+  };
 }
 
 function pidRunning(pid: number): boolean {

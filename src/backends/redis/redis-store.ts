@@ -205,15 +205,7 @@ export class RedisStore implements Backend {
       // hear "something changed" rather than which records.
       return cache !== null && Number(cache.version) >= Number(words[0]) ? touched : null;
     }
-    this.followed += 1;
-    const written = new Set<string>();
-    for (const json of lines.slice(3)) {
-      const id = (JSON.parse(json) as { id: string }).id;
-      written.add(id);
-      cache.locks.set(id, parseRecord(id, json, this.serverNow));
-    }
-    for (const id of touched) if (!written.has(id)) cache.locks.delete(id);
-    cache.fence = Math.max(cache.fence, Number(lines[1]));
+    this.writeRecords(cache, lines, touched);
     if (lines[2]) cache.tombstones = JSON.parse(lines[2]) as Tombstone[];
     cache.version = words[0]!;
     return touched;
@@ -230,6 +222,12 @@ export class RedisStore implements Backend {
     if (cache === null) return null;
     const lines = message.split('\n');
     const touched = lines[0]!.split(' ').slice(3);
+    this.writeRecords(cache, lines, touched);
+    return touched;
+  }
+
+  /** A published commit's records and fence into the cache: its lines after the third, then deletes. */
+  private writeRecords(cache: Cache, lines: readonly string[], touched: readonly string[]): void {
     this.followed += 1;
     const written = new Set<string>();
     for (const json of lines.slice(3)) {
@@ -239,7 +237,6 @@ export class RedisStore implements Backend {
     }
     for (const id of touched) if (!written.has(id)) cache.locks.delete(id);
     cache.fence = Math.max(cache.fence, Number(lines[1]));
-    return touched;
   }
 
   private announce(client: Client): Promise<unknown> {
