@@ -381,7 +381,14 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
       // Only the commits that concern this waiter wake it (it is next, or its way is free), so
       // waiters in line do not all decide on every hand-off. Listening before the first attempt:
       // a hand-off made while it is in flight is not missed.
-      unwatch = await backend.watchWaiter(waiterKey(self()), poke).catch(() => async () => {});
+      // A backend written before watchWaiter() existed wakes on every commit instead.
+      unwatch = await Promise.resolve()
+        .then(() =>
+          typeof backend.watchWaiter === 'function'
+            ? backend.watchWaiter(waiterKey(self()), poke)
+            : backend.watch(poke),
+        )
+        .catch(() => async () => {});
       for (;;) {
         if (signal?.aborted) throw signal.reason;
         const last = performance.now() >= deadline;

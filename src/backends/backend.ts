@@ -8,9 +8,10 @@ export type BackendKind = 'memory' | 'file' | 'redis';
  */
 export interface TransactOptions {
   /**
-   * A decision that changes nothing may be answered from this handle's snapshot, without asking
-   * the store: for a waiter that a notification woke, checking whether it is still blocked (a
-   * stale "held" only means it sleeps until the next notification or poll).
+   * A decision that changes nothing may be answered without asking the store (Redis: from this
+   * handle's snapshot, which may be behind; file: from the log read without the mutex): for a
+   * waiter that a wake-up told its locks were handed over. A "held" answered so is not trusted:
+   * the waiter asks the store again at once.
    */
   readonly cached?: boolean;
 }

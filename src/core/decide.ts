@@ -248,7 +248,7 @@ class Decision {
     return !alive;
   }
 
-  /** Set by a decision that may have freed a waiter's way without removing a record. */
+  /** Set by a decision that may have freed a waiter's way without removing a record (an orphan). */
   promoting = false;
   /** Waiting processes to tell about this step (waiterKey): see Changes.wake. */
   readonly wake = new Set<string>();
@@ -350,6 +350,8 @@ class Decision {
       // caller restores the modes of every frozen file a decision drops, before committing).
       if (record.notes.length > 0) {
         this.put({ ...record, status: 'orphaned', expires_at: null, frozen_paths: [], frozen_modes: [] });
+        // Nothing was removed, but a waiter's way may be free now: hand over (or wake) as for one.
+        this.promoting = true;
       } else this.remove(record);
     }
   }

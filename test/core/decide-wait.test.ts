@@ -12,6 +12,7 @@ import {
   decideBreak,
   decideLeave,
   decideList,
+  decideNote,
   decideRelease,
   type Target,
   type Tombstone,
@@ -149,6 +150,23 @@ describe('waiting tickets', () => {
     expect(b.status).toBe('acquired');
     expect(b.locks.map((l) => [l.agent_id, l.token])).toEqual([['B', 'secret-of-b']]);
     expect(apply(decideList(state, ctx('X', 0), { mineOnly: false })).waiting).toEqual([]);
+  });
+
+  it('wakes a waiter when the lock in its way becomes an orphan (its holder died, leaving notes)', () => {
+    const { state, apply } = store();
+    const holderA = {
+      ...ctx('A', 0),
+      caller: { agentId: 'A', parentAgentId: null, holder: { host: HOST, pid: 80, started: 's' } },
+    };
+    apply(decideAcquire(state, holderA, req('@r')));
+    apply(decideNote(state, holderA, { target: target('@r'), text: 'half done', token: null }));
+    apply(decideAcquire(state, ctx('B', 0), req('@r', ticket('b', 81))));
+    dead.add(80);
+    // Any decision reaps the dead holder's lock into an orphan: nothing is removed, yet B must hear.
+    const unrelated = decideAcquire(state, ctx('C', 0), req('@other'));
+    expect(unrelated.changes.wake).toEqual([waiterKey({ host: HOST, pid: 81, started: 's' })]);
+    apply(unrelated);
+    expect(apply(decideAcquire(state, ctx('B', 0), req('@r', ticket('b', 81)))).status).toBe('interrupted');
   });
 
   it('reaps a ticket whose waiting process died, and one whose lease lapsed', () => {

@@ -14,6 +14,7 @@ import {
   mkdirSync,
   readFileSync,
   readdirSync,
+  rmSync,
   statSync,
   symlinkSync,
   unlinkSync,
@@ -22,7 +23,7 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startStamp } from '../../src/host/process.js';
+import { hostName, startStamp } from '../../src/host/process.js';
 import { type Locks, openLocks } from '../../src/index.js';
 import { readLog, scratch } from './helpers.js';
 
@@ -440,5 +441,62 @@ describe('file store: the store mutex', () => {
     // ...until the last handle that waited closes.
     await b.close();
     expect(readdirSync(wakeDir)).toEqual([]);
+  });
+
+  it('makes a removed wake file again on the next wait, so the waiter is still woken at once', async () => {
+    const s = setup('wake-again');
+    const a = await s.open('a');
+    const b = await openLocks({
+      dir: s.tree,
+      storeDir: s.store,
+      env: { AGENT_ID: 'b' },
+      waitPollMs: 600_000,
+    });
+    cleanups.push(() => b.close());
+    const wakeDir = path.join(s.store, 'wake');
+    for (let round = 0; round < 2; round++) {
+      expect((await a.acquire(['@r'])).status).toBe('acquired');
+      const waiting = b.acquire(['@r'], { wait: 600 });
+      await expect.poll(async () => (await a.list()).waiting.length, { timeout: 10_000 }).toBe(1);
+      await a.release(['@r']);
+      // Ten minutes between polls: only the wake file can bring this grant in time.
+      expect((await waiting).status).toBe('acquired');
+      await b.release(['@r']);
+      for (const name of readdirSync(wakeDir)) unlinkSync(path.join(wakeDir, name));
+    }
+  });
+
+  it('sweeps at compaction only the wake files of dead waiters, never through a symlinked folder', async () => {
+    const s = setup('wake-sweep');
+    const a = await s.open('a');
+    expect((await a.acquire(['@first'])).status).toBe('acquired');
+    const wakeDir = path.join(s.store, 'wake');
+    mkdirSync(wakeDir, { mode: 0o700 });
+    const dead = await sleeper();
+    await killAndWait(dead.child);
+    const name = (pid: number) => `${pid}-${'A'.repeat(22)}`;
+    writeFileSync(path.join(wakeDir, name(dead.pid)), `${hostName()}|${dead.pid}|${dead.started}`);
+    const live = `${hostName()}|${process.pid}|${startStamp(process.pid)}`;
+    writeFileSync(path.join(wakeDir, name(process.pid)), live);
+    writeFileSync(path.join(wakeDir, '12345-notes.md'), 'not ours');
+    // A folder elsewhere, reached through a symlink planted at wake/ after the first sweep.
+    const victim = path.join(s.tree, 'victim');
+    mkdirSync(victim);
+    writeFileSync(path.join(victim, name(dead.pid)), `${hostName()}|${dead.pid}|${dead.started}`);
+    writeFileSync(path.join(victim, '2023-tax-return.pdf'), 'x');
+
+    const compactions = async () => {
+      for (let i = 0; i < 300; i++) {
+        await a.acquire(['@churn']);
+        await a.release(['@churn']);
+      }
+    };
+    await compactions();
+    expect(readdirSync(wakeDir).sort()).toEqual(['12345-notes.md', name(process.pid)].sort());
+
+    rmSync(wakeDir, { recursive: true });
+    symlinkSync(victim, wakeDir);
+    await compactions();
+    expect(readdirSync(victim).sort()).toEqual(['2023-tax-return.pdf', name(dead.pid)].sort());
   });
 });

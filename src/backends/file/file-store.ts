@@ -12,12 +12,14 @@
 import { createHash } from 'node:crypto';
 import {
   closeSync,
+  existsSync,
   type FSWatcher,
   fstatSync,
   lstatSync,
   lutimesSync,
   mkdirSync,
   readdirSync,
+  realpathSync,
   truncateSync,
   unlinkSync,
   watch,
@@ -83,10 +85,33 @@ function wakeName(waiter: string): string {
   return `${pid}-${createHash('sha256').update(waiter).digest('base64url').slice(0, 22)}`;
 }
 
+/** The names wakeName() gives: nothing else under wake/ is ever removed by a sweep. */
+const WAKE_NAME = /^\d+-[A-Za-z0-9_-]{22}$/;
+
+/** Creates (or re-creates) a wake file, naming its waiter so that a sweep can judge it. */
+function writeWakeFile(file: string, waiter: string): void {
+  const fd = openAppend(file, true);
+  try {
+    if (fstatSync(fd).size === 0) writeAll(fd, Buffer.from(waiter));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function readPrivateOrNull(file: string): string | null {
+  try {
+    return readPrivate(file)?.toString('utf8') ?? null;
+  } catch {
+    return null;
+  }
+}
+
 interface WakeWatch {
   readonly listeners: Set<WatchListener>;
   /** Handles of this process using it: the last to close removes the file. */
   handles: number;
+  /** Makes the file again (it was removed under us) and watches the new one. */
+  renew(): void;
   close(): void;
 }
 /** Wake file path -> its watch, shared by the handles of this process (one waiter key each). */
@@ -188,11 +213,14 @@ export class FileStore implements Backend {
    */
   async watchWaiter(waiter: string, listener: WatchListener): Promise<() => Promise<void>> {
     if (this.closed) throw new AgentLockError('E_CLOSED', 'this store handle is closed');
-    const file = path.join(this.wakeDir, wakeName(waiter));
+    const file = this.wakeFile(waiter);
     let wake = wakeWatches.get(file);
     if (!wake) {
-      wake = this.openWake(file);
+      wake = this.openWake(file, waiter);
       wakeWatches.set(file, wake);
+    } else if (!existsSync(file)) {
+      // Removed under us (someone cleaned the folder): make it again.
+      wake.renew();
     }
     if (!this.wakes.has(file)) {
       this.wakes.add(file);
@@ -208,13 +236,21 @@ export class FileStore implements Backend {
     };
   }
 
-  private openWake(file: string): WakeWatch {
+  /**
+   * The wake file of a waiter, by the real path of the folder: two spellings of one store folder
+   * in one process share one watch. The folder is made here; a symlink in its place is refused
+   * (the waiter then relies on its poll).
+   */
+  private wakeFile(waiter: string): string {
     mkdirSync(this.wakeDir, { recursive: true, mode: 0o700 });
-    // A planted symlink in place of the folder is refused: the waiter then relies on its poll.
     if (lstatSync(this.wakeDir).isSymbolicLink()) {
       throw new AgentLockError('E_STORE_UNSAFE', `${this.wakeDir} is a symlink, not a folder`);
     }
-    closeSync(openAppend(file, true));
+    return path.join(realpathSync(this.wakeDir), wakeName(waiter));
+  }
+
+  private openWake(file: string, waiter: string): WakeWatch {
+    writeWakeFile(file, waiter);
     openWakeFiles.add(file);
     const listeners = new Set<WatchListener>();
     let queued = false;
@@ -232,15 +268,23 @@ export class FileStore implements Backend {
         }
       });
     };
-    const stop = watchWithPoll(
-      file,
-      () => true,
-      () => statStamp(file),
-      fire,
-    );
+    const arm = () =>
+      watchWithPoll(
+        file,
+        () => true,
+        () => statStamp(file),
+        fire,
+      );
+    let stop = arm();
     return {
       listeners,
       handles: 0,
+      renew: () => {
+        // The watch followed the old file: watch the new one.
+        writeWakeFile(file, waiter);
+        stop();
+        stop = arm();
+      },
       close: () => {
         wakeWatches.delete(file);
         stop();
@@ -255,19 +299,27 @@ export class FileStore implements Backend {
     };
   }
 
-  /** Removes the wake files of processes that are gone (killed before they could). */
+  /**
+   * Removes the wake files of processes that are gone (killed before they could): only files of
+   * our own naming in a real folder, each judged by the waiter it names (host, pid, start stamp).
+   */
   private sweepWakeFiles(): void {
     let names: string[];
     try {
+      if (!lstatSync(this.wakeDir).isDirectory()) return;
       names = readdirSync(this.wakeDir);
     } catch {
       return;
     }
+    const host = this.options.self.host;
     for (const name of names) {
-      const pid = Number(name.split('-', 1)[0]);
-      if (!Number.isInteger(pid) || pid <= 0 || pidRunning(pid)) continue;
+      if (!WAKE_NAME.test(name)) continue;
+      const file = path.join(this.wakeDir, name);
+      const [waiterHost, pid, started] = (readPrivateOrNull(file) ?? '').split('|');
+      if (waiterHost !== host || pid === undefined || started === undefined) continue;
+      if (this.options.processAlive(Number(pid), started)) continue;
       try {
-        unlinkSync(path.join(this.wakeDir, name));
+        unlinkSync(file);
       } catch {
         // Someone else swept it.
       }
@@ -643,13 +695,4 @@ function watchWithPoll(
     clearInterval(poll);
     watcher?.close();
   };
-}
-
-function pidRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
 }
