@@ -134,6 +134,7 @@ export class FileStore implements Backend {
   private readonly wakeDir: string;
   /** Wake files this handle uses (see wakeWatches). */
   private readonly wakes = new Set<string>();
+  private wakeReal: string | null = null;
 
   constructor(private readonly options: FileStoreOptions) {
     this.location = options.dir;
@@ -220,6 +221,7 @@ export class FileStore implements Backend {
       wakeWatches.set(file, wake);
     } else if (!existsSync(file)) {
       // Removed under us (someone cleaned the folder): make it again.
+      this.ensureWakeDir();
       wake.renew();
     }
     if (!this.wakes.has(file)) {
@@ -237,16 +239,23 @@ export class FileStore implements Backend {
   }
 
   /**
-   * The wake file of a waiter, by the real path of the folder: two spellings of one store folder
-   * in one process share one watch. The folder is made here; a symlink in its place is refused
-   * (the waiter then relies on its poll).
+   * The wake file of a waiter, by the real path of the folder (found once per handle): two
+   * spellings of one store folder in one process share one watch.
    */
   private wakeFile(waiter: string): string {
+    if (this.wakeReal === null) {
+      this.ensureWakeDir();
+      this.wakeReal = realpathSync.native(this.wakeDir);
+    }
+    return path.join(this.wakeReal, wakeName(waiter));
+  }
+
+  /** Makes the wake folder; a symlink in its place is refused (the waiter then relies on its poll). */
+  private ensureWakeDir(): void {
     mkdirSync(this.wakeDir, { recursive: true, mode: 0o700 });
     if (lstatSync(this.wakeDir).isSymbolicLink()) {
       throw new AgentLockError('E_STORE_UNSAFE', `${this.wakeDir} is a symlink, not a folder`);
     }
-    return path.join(realpathSync(this.wakeDir), wakeName(waiter));
   }
 
   private openWake(file: string, waiter: string): WakeWatch {
