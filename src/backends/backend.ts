@@ -1,10 +1,12 @@
+import { createHash } from 'node:crypto';
 import type { Decided, StoreEvent, StoreState } from '../core/decide.js';
 
 export type BackendKind = 'memory' | 'file' | 'redis';
 
 /**
  * Called after a commit: with the ids of the records it touched when the store knows them (Redis
- * publishes them), else null (something changed). A waiter blocked by other ids may sleep on.
+ * publishes them), else null (something changed). A lease whose records were not touched may
+ * skip its check.
  */
 export interface TransactOptions {
   /**
@@ -54,4 +56,30 @@ export interface Backend {
   /** Recorded events (breaks), newest last. */
   events(limit: number): Promise<StoreEvent[]>;
   close(): Promise<void>;
+}
+
+/** A waiter key (core/decide waiterKey) as a short name safe for files and channels. */
+export function waiterTag(waiter: string): string {
+  return createHash('sha256').update(waiter).digest('base64url').slice(0, 22);
+}
+
+/** Calls each listener (a copy of the set: one may remove itself); a listener's failure is its own. */
+export function tell(listeners: Iterable<WatchListener>, touched: readonly string[] | null): void {
+  for (const listener of [...listeners]) {
+    try {
+      listener(touched);
+    } catch {
+      // It must not reach the store, the connection or the other listeners.
+    }
+  }
+}
+
+/** The stopper a watch answers: takes `listener` out of `listeners`, the first time it is called. */
+export function stopper(listeners: Set<WatchListener>, listener: WatchListener): () => Promise<void> {
+  let listening = true;
+  return async () => {
+    if (!listening) return;
+    listening = false;
+    listeners.delete(listener);
+  };
 }

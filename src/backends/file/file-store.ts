@@ -9,7 +9,6 @@
  * decision costs a few system calls whatever the number of locks. The log is compacted into a new
  * snapshot (written aside, renamed over) once it has grown well past the live state.
  */
-import { createHash } from 'node:crypto';
 import {
   closeSync,
   existsSync,
@@ -30,10 +29,25 @@ import { isEmpty } from '../../core/decide.js';
 import { AgentLockError } from '../../core/errors.js';
 import type { Holder, LockRecord } from '../../core/lock.js';
 import { isLockRecord, unreadableRecord } from '../../core/lock.js';
-import type { Backend, TransactOptions, WatchListener } from '../backend.js';
+import {
+  type Backend,
+  stopper,
+  type TransactOptions,
+  tell,
+  type WatchListener,
+  waiterTag,
+} from '../backend.js';
 import { applyChanges } from '../memory/memory-store.js';
 import { FileMutex } from './mutex.js';
-import { openAppend, openRead, readPrivate, readRange, writeAll, writeAtomic } from './safe-fs.js';
+import {
+  openAppend,
+  openRead,
+  readPrivate,
+  readPrivateOrNull,
+  readRange,
+  writeAll,
+  writeAtomic,
+} from './safe-fs.js';
 
 export interface FileStoreOptions {
   readonly dir: string;
@@ -82,7 +96,7 @@ let exitHookInstalled = false;
 /** A waiter's wake file: its pid first, so that a sweep can tell the files of dead processes. */
 function wakeName(waiter: string): string {
   const pid = waiter.split('|')[1] ?? '0';
-  return `${pid}-${createHash('sha256').update(waiter).digest('base64url').slice(0, 22)}`;
+  return `${pid}-${waiterTag(waiter)}`;
 }
 
 /** The names wakeName() gives: nothing else under wake/ is ever removed by a sweep. */
@@ -95,14 +109,6 @@ function writeWakeFile(file: string, waiter: string): void {
     if (fstatSync(fd).size === 0) writeAll(fd, Buffer.from(waiter));
   } finally {
     closeSync(fd);
-  }
-}
-
-function readPrivateOrNull(file: string): string | null {
-  try {
-    return readPrivate(file)?.toString('utf8') ?? null;
-  } catch {
-    return null;
   }
 }
 
@@ -228,14 +234,8 @@ export class FileStore implements Backend {
       this.wakes.add(file);
       wake.handles += 1;
     }
-    const { listeners } = wake;
-    listeners.add(listener);
-    let on = true;
-    return async () => {
-      if (!on) return;
-      on = false;
-      listeners.delete(listener);
-    };
+    wake.listeners.add(listener);
+    return stopper(wake.listeners, listener);
   }
 
   /**
@@ -268,13 +268,7 @@ export class FileStore implements Backend {
       queued = true;
       setImmediate(() => {
         queued = false;
-        for (const listener of [...listeners]) {
-          try {
-            listener(null);
-          } catch {
-            // A watcher's failure is its own; it must never surface from a timer.
-          }
-        }
+        tell(listeners, null);
       });
     };
     const arm = () =>
@@ -324,7 +318,7 @@ export class FileStore implements Backend {
     for (const name of names) {
       if (!WAKE_NAME.test(name)) continue;
       const file = path.join(this.wakeDir, name);
-      const [waiterHost, pid, started] = (readPrivateOrNull(file) ?? '').split('|');
+      const [waiterHost, pid, started] = (readPrivateOrNull(file)?.toString('utf8') ?? '').split('|');
       if (waiterHost !== host || pid === undefined || started === undefined) continue;
       if (this.options.processAlive(Number(pid), started)) continue;
       try {

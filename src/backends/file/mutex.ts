@@ -10,7 +10,7 @@ import { linkSync, lstatSync, readdirSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import type { Holder } from '../../core/lock.js';
 import { AgentLockError } from '../../core/errors.js';
-import { createExclusive, readPrivate } from './safe-fs.js';
+import { createExclusive, readPrivate, readPrivateOrNull } from './safe-fs.js';
 
 interface OwnerInfo {
   pid: number;
@@ -28,14 +28,6 @@ function parseOwner(data: Buffer | null): OwnerInfo | null | 'missing' {
     // Unreadable owner: judged by age below.
   }
   return null;
-}
-
-function readPrivateOrNull(file: string): Buffer | null {
-  try {
-    return readPrivate(file);
-  } catch {
-    return null;
-  }
 }
 
 const GARBAGE_OWNER_MS = 10_000;

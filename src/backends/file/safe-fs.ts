@@ -81,6 +81,15 @@ export function readPrivate(path: string): Buffer | null {
   }
 }
 
+/** readPrivate, with any failure (a symlink refused, a permission) read as a missing file. */
+export function readPrivateOrNull(path: string): Buffer | null {
+  try {
+    return readPrivate(path);
+  } catch {
+    return null;
+  }
+}
+
 export function readRange(fd: number, from: number, to: number): Buffer {
   const buffer = Buffer.allocUnsafe(to - from);
   let done = 0;

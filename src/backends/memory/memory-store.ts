@@ -1,7 +1,7 @@
 import type { Changes, Decided, StoreEvent, StoreState, Tombstone } from '../../core/decide.js';
 import { isEmpty } from '../../core/decide.js';
 import type { LockRecord } from '../../core/lock.js';
-import type { Backend, WatchListener } from '../backend.js';
+import { type Backend, tell, type WatchListener } from '../backend.js';
 
 /** Applies committed changes to a mutable state; shared by the stores that keep a state in memory. */
 export function applyChanges(
@@ -30,13 +30,7 @@ export class MemoryStore {
     this.notifying = true;
     setImmediate(() => {
       this.notifying = false;
-      for (const listener of [...this.listeners]) {
-        try {
-          listener(null);
-        } catch {
-          // A watcher's failure is its own: it must not break the store or other watchers.
-        }
-      }
+      tell(this.listeners, null);
     });
   }
 

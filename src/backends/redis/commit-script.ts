@@ -185,7 +185,7 @@ local entry = table.concat(touched, ' ')
 if redis.call('RPUSH', changes, entry) > 2 * CHANGES_KEPT then
   redis.call('LTRIM', changes, -CHANGES_KEPT, -1)
 end
--- Listeners get the whole commit: which records changed (a waiter blocked by others sleeps on),
+-- Listeners get the whole commit: which records changed (a lease not among them skips its check),
 -- and the change itself, so that a handle at the previous version moves to this one without a
 -- round trip. Lines: the changes-list entry, the fence, the tombstones ('' unchanged), the records.
 -- The waiters the commit names (it handed them locks, or freed their way) hear it on their own

@@ -12,13 +12,19 @@
  * holder's staleness or a short bound (which also keeps a server that was paused from committing,
  * on waking, a decision its client already gave up on).
  */
-import { createHash } from 'node:crypto';
 import type { Changes, Decided, StoreEvent, StoreState, Tombstone } from '../../core/decide.js';
 import { isEmpty } from '../../core/decide.js';
 import { AgentLockError } from '../../core/errors.js';
 import type { LockRecord } from '../../core/lock.js';
 import { isLockRecord, unreadableRecord } from '../../core/lock.js';
-import type { Backend, TransactOptions, WatchListener } from '../backend.js';
+import {
+  type Backend,
+  stopper,
+  type TransactOptions,
+  tell,
+  type WatchListener,
+  waiterTag,
+} from '../backend.js';
 import { applyChanges } from '../memory/memory-store.js';
 import { randomBytesPooled } from '../../host/random.js';
 import { COMMIT_LUA, WATCH_LUA } from './commit-script.js';
@@ -147,12 +153,7 @@ export class RedisStore implements Backend {
       this.listeners.delete(listener);
       throw error;
     }
-    let listening = true;
-    return async () => {
-      if (!listening) return;
-      listening = false;
-      this.listeners.delete(listener);
-    };
+    return stopper(this.listeners, listener);
   }
 
   /**
@@ -174,17 +175,11 @@ export class RedisStore implements Backend {
       set.delete(listener);
       throw error;
     }
-    let listening = true;
-    return async () => {
-      if (!listening) return;
-      listening = false;
-      set.delete(listener);
-    };
+    return stopper(set, listener);
   }
 
   private wakeChannel(waiter: string): string {
-    const hash = createHash('sha256').update(waiter).digest('base64url').slice(0, 22);
-    return `{${this.prefix}}:wake:${hash}`;
+    return `{${this.prefix}}:wake:${waiterTag(waiter)}`;
   }
 
   /**
@@ -286,14 +281,7 @@ export class RedisStore implements Backend {
       if (this.cache) this.cache.version = '';
       touched = null;
     }
-    if (!listeners) return;
-    for (const listener of [...listeners]) {
-      try {
-        listener(touched);
-      } catch {
-        // A listener's failure is its own: it must not reach the connection or the others.
-      }
-    }
+    if (listeners) tell(listeners, touched);
   }
 
   async close(): Promise<void> {
