@@ -39,8 +39,11 @@ const keepLazy = (within) => ({
     );
   },
 });
+// The CLI's bundles carry ioredis inside; the library loads it from node_modules (redis-store.ts).
+const bundled = { ...common.define, __BUNDLED_IOREDIS__: 'true' };
 await build({
   ...common,
+  define: bundled,
   banner,
   entryPoints: { cli: 'src/cli/run-cli.ts' },
   outdir: 'dist',
@@ -49,6 +52,7 @@ await build({
 });
 await build({
   ...common,
+  define: bundled,
   banner,
   entryPoints: Object.fromEntries(
     Object.entries(lazy).map(([spec, file]) => [lazyName(spec).slice(2, -3), file]),

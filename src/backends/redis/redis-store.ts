@@ -12,6 +12,7 @@
  * holder's staleness or a short bound (which also keeps a server that was paused from committing,
  * on waking, a decision its client already gave up on).
  */
+import { createRequire } from 'node:module';
 import type { Changes, Decided, StoreEvent, StoreState, Tombstone } from '../../core/decide.js';
 import { isEmpty } from '../../core/decide.js';
 import { AgentLockError } from '../../core/errors.js';
@@ -69,6 +70,20 @@ interface Cache {
 const WINDOW_MS = 1000;
 /** How far ahead a watcher keeps the store publishing (renewed every third of it). */
 const WATCH_MS = 30_000;
+
+declare const __BUNDLED_IOREDIS__: boolean;
+
+/**
+ * ioredis is CommonJS. The CLI's bundle carries it inside (a dynamic import esbuild resolves). The
+ * library keeps it in node_modules and loads it with require: an ESM import of a CommonJS module
+ * makes Node lex its source for named exports, which costs ~17 ms here and, worse, a ~60-300 ms
+ * optimising compile of the lexer on a background thread that competes with the first commits.
+ */
+type Ioredis = Pick<typeof import('ioredis'), 'Redis' | 'Cluster'>;
+function loadIoredis(): Promise<Ioredis> {
+  if (typeof __BUNDLED_IOREDIS__ === 'boolean' && __BUNDLED_IOREDIS__) return import('ioredis');
+  return Promise.resolve(createRequire(import.meta.url)('ioredis') as Ioredis);
+}
 
 export class RedisStore implements Backend {
   readonly kind = 'redis' as const;
@@ -459,7 +474,7 @@ export class RedisStore implements Backend {
   }
 
   private async open(): Promise<Client> {
-    const { Redis, Cluster } = await import('ioredis');
+    const { Redis, Cluster } = await loadIoredis();
     const { target, options } = this;
     const common = {
       username: target.username,
