@@ -14,10 +14,12 @@
 //           and of the release, and on the file store the time spent waiting for its mutex
 // Records go to the parent in batches over IPC (advanced serialization, so bigints pass), outside
 // the timed section. The worker exits when its IPC channel closes, so a dying parent leaves none.
-import { Redis } from 'ioredis';
-import { Mutex } from 'redis-semaphore';
-import Redlock from 'redlock';
-import { openLocks } from '../dist/index.js';
+import { createRequire } from 'node:module';
+
+// Each worker loads only what its contender needs: a file-store worker that also loaded the Redis
+// libraries would pay for their start-up work (below) inside its measured hand-offs. ioredis is
+// CommonJS: it is required, as the agent-lock library does, because an ESM import of it makes
+// Node lex its source and then compile that lexer on a background thread during the first rounds.
 
 const config = JSON.parse(process.env.BENCH_HANDOFF_CONFIG ?? '{}');
 const { contender, resource, holdUs, leaseMs, index } = config;
@@ -54,6 +56,7 @@ function hold() {
 
 async function contenderSteps() {
   if (contender === 'agentLockRedis' || contender === 'agentLockFile') {
+    const { openLocks } = await import('../dist/index.js');
     const locks = await openLocks({
       backend: contender === 'agentLockRedis' ? 'redis' : 'file',
       ...(contender === 'agentLockRedis' ? { redisUrl: config.redisUrl } : {}),
@@ -144,9 +147,11 @@ async function contenderSteps() {
       close: () => locks.close(),
     };
   }
+  const { Redis } = createRequire(import.meta.url)('ioredis');
   const client = new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
   await client.connect();
   if (contender === 'semaphore') {
+    const { Mutex } = await import('redis-semaphore');
     const options = { lockTimeout: leaseMs, ...config.semaphoreOptions };
     let mutex = null;
     return {
@@ -160,6 +165,7 @@ async function contenderSteps() {
     };
   }
   if (contender === 'redlock') {
+    const { default: Redlock } = await import('redlock');
     const redlock = new Redlock([client], config.redlockSettings);
     // Redlock reports every refused attempt as an 'error' event; they are expected here.
     redlock.on('error', () => {});

@@ -10,6 +10,10 @@
 //       the previous holder's release start (monotonic clock). agent-lock on Redis beside
 //       redis-semaphore and redlock on the same server    target: p99 <= 2 ms
 //       agent-lock on the file store                       target: p99 <= 5 ms
+//       Each round forks fresh workers and runs on past its measured hand-offs (51..550) to 3000:
+//       those after the first 2500 are the "warm" figures, of long-running contenders (daemons,
+//       `alock run`), once V8 has stopped compiling on background threads, which on two cores
+//       competes with the hand-offs of fresh processes. A target passes only if both meet it.
 // (d), (e) and the Redis part of (f) run against one redis-server the bench starts on a free port
 // and stops at the end; without redis-server on PATH they are reported as NOT RUN.
 // Flags: --json prints one JSON object instead of tables. BENCH_QUICK=1 is a fast smoke run.
@@ -52,6 +56,7 @@ const SETTINGS = quick
       handoffRounds: 1,
       handoffsPerRound: 200,
       handoffWarmup: 20,
+      handoffWarmSkip: 300,
       handoffRoundSeconds: 20,
     }
   : {
@@ -69,6 +74,7 @@ const SETTINGS = quick
       handoffRounds: 4,
       handoffsPerRound: 500,
       handoffWarmup: 50,
+      handoffWarmSkip: 2500,
       handoffRoundSeconds: 60,
     };
 const HELD_COUNTS = [10, 100, 1000];
@@ -547,11 +553,12 @@ function forkHandoffWorker(index, config) {
 
 /**
  * One round: HANDOFF_WORKERS processes contend for the resource until the first
- * warmup + handoffsPerRound + 1 grants are in (or the round's time is up), then stop. Answers every
+ * warmSkip + handoffsPerRound + 1 grants are in (or the round's time is up), then stop. Answers every
  * grant record, each tagged with its worker, and whether the round ran out of time.
  */
 async function handoffRound(config) {
-  const need = SETTINGS.handoffWarmup + SETTINGS.handoffsPerRound + 1;
+  // Past the measured hand-offs to the end of the warm window (see handoffWarmSkip).
+  const need = Math.max(SETTINGS.handoffWarmup, SETTINGS.handoffWarmSkip) + SETTINGS.handoffsPerRound + 1;
   const workers = [];
   const records = [];
   const timers = [];
@@ -635,7 +642,7 @@ const msOf = (ns) => Number(ns) / 1e6;
  * Pairs each grant with the one before it (agent-lock: fence order; libraries: granted time), after
  * the round's warmup: hand-off latency = granted - the previous holder's release start.
  */
-function handoffStats(rounds, byFence) {
+function handoffStats(rounds, byFence, skip = SETTINGS.handoffWarmup) {
   const all = [];
   const cross = [];
   const release = [];
@@ -657,8 +664,8 @@ function handoffStats(rounds, byFence) {
       const [a, b] = byFence ? [x.order, y.order] : [x.granted, y.granted];
       return a < b ? -1 : a > b ? 1 : 0;
     });
-    const end = Math.min(sorted.length, SETTINGS.handoffWarmup + SETTINGS.handoffsPerRound + 1);
-    for (let i = SETTINGS.handoffWarmup + 1; i < end; i++) {
+    const end = Math.min(sorted.length, skip + SETTINGS.handoffsPerRound + 1);
+    for (let i = skip + 1; i < end; i++) {
       const prev = sorted[i - 1];
       const cur = sorted[i];
       const latency = msOf(cur.granted - prev.relStart);
@@ -754,6 +761,15 @@ function handoffStats(rounds, byFence) {
   };
 }
 
+/** The figures of the warm window (the same rounds, long after start-up). */
+const warmOf = (stats) => ({
+  handoffs: stats.handoffs,
+  p50Ms: stats.p50Ms,
+  p99Ms: stats.p99Ms,
+  maxMs: stats.maxMs,
+  selfShare: stats.selfShare,
+});
+
 async function handoff(server) {
   const base = {
     resource: HANDOFF_RESOURCE,
@@ -844,14 +860,16 @@ async function handoff(server) {
     name: c.name,
     error: c.error,
     ...(c.error === null ? handoffStats(c.rounds, c.byFence) : {}),
+    warm: c.error === null ? warmOf(handoffStats(c.rounds, c.byFence, SETTINGS.handoffWarmSkip)) : null,
   }));
   const row = (key) => rows.find((x) => x.key === key);
   const ok = (x) => x !== undefined && x.error === null && x.handoffs > 0 && x.overlaps === 0;
   const file = row('agentLockFile');
   const fileResult = {
     p99Ms: file.p99Ms ?? null,
+    warmP99Ms: file.warm?.p99Ms ?? null,
     target: `p99 <= ${TARGETS.handoffFileP99MaxMs} ms`,
-    pass: ok(file) && file.p99Ms <= TARGETS.handoffFileP99MaxMs,
+    pass: ok(file) && Math.max(file.p99Ms, file.warm.p99Ms) <= TARGETS.handoffFileP99MaxMs,
   };
   let redisResult = notRun(`${redisBinary} is not available`);
   if (server !== null) {
@@ -864,9 +882,12 @@ async function handoff(server) {
       ran: true,
       p99Ms: ours.p99Ms ?? null,
       target: `p99 <= ${TARGETS.handoffRedisP99MaxMs} ms`,
-      pass: ok(ours) && ours.p99Ms <= TARGETS.handoffRedisP99MaxMs,
+      pass: ok(ours) && Math.max(ours.p99Ms, ours.warm.p99Ms) <= TARGETS.handoffRedisP99MaxMs,
+      warmP99Ms: ours.warm?.p99Ms ?? null,
       semaphoreP99Ms: row('semaphore').p99Ms ?? null,
       redlockP99Ms: row('redlock').p99Ms ?? null,
+      semaphoreWarmP99Ms: row('semaphore').warm?.p99Ms ?? null,
+      redlockWarmP99Ms: row('redlock').warm?.p99Ms ?? null,
       ratioSemaphoreP99ToOurs: ratio('semaphore'),
       ratioRedlockP99ToOurs: ratio('redlock'),
     };
@@ -879,6 +900,7 @@ async function handoff(server) {
     rounds: SETTINGS.handoffRounds,
     handoffsPerRound: SETTINGS.handoffsPerRound,
     warmupPerRound: SETTINGS.handoffWarmup,
+    warmSkipPerRound: SETTINGS.handoffWarmSkip,
     semaphoreOptions: { retryInterval: 10, lockTimeout: LEASE_MS, ...SEMAPHORE_HANDOFF_OPTIONS },
     redlockSettings: { retryDelay: 200, retryJitter: 100, ...REDLOCK_HANDOFF_SETTINGS },
     contenders: rows,
@@ -1062,6 +1084,21 @@ try {
     [],
   );
   table(
+    `  warm processes: hand-offs ${f.warmSkipPerRound + 1}..${f.warmSkipPerRound + f.handoffsPerRound} of the same rounds (V8 done compiling in the background)`,
+    ['contender', 'hand-offs', 'p50 ms', 'p99 ms', 'max ms', 'self'],
+    f.contenders
+      .filter((r) => r.error === null)
+      .map((r) => [
+        r.name,
+        r.warm.handoffs,
+        fmt(r.warm.p50Ms),
+        fmt(r.warm.p99Ms),
+        fmt(r.warm.maxMs),
+        `${(r.warm.selfShare * 100).toFixed(1)}%`,
+      ]),
+    [],
+  );
+  table(
     '  where the time goes: release call, release reply -> next grant, store decisions per grant',
     [
       'contender',
@@ -1133,19 +1170,21 @@ try {
   );
   if (f.redis.ran) {
     log(
-      `  agent-lock Redis p99: ${fmt(f.redis.p99Ms)} ms   target ${f.redis.target}   ${verdict(f.redis.pass)}`,
+      `  agent-lock Redis p99: ${fmt(f.redis.p99Ms)} ms, warm ${fmt(f.redis.warmP99Ms)} ms   target ${f.redis.target} (both)   ${verdict(f.redis.pass)}`,
     );
     log(
-      `    redis-semaphore p99 ${fmt(f.redis.semaphoreP99Ms)} ms = ${fmt(f.redis.ratioSemaphoreP99ToOurs, 2)}x agent-lock's   (info)`,
+      `    redis-semaphore p99 ${fmt(f.redis.semaphoreP99Ms)} ms = ${fmt(f.redis.ratioSemaphoreP99ToOurs, 2)}x agent-lock's   (info; warm ${fmt(f.redis.semaphoreWarmP99Ms)} ms)`,
     );
     log(
-      `    redlock p99 ${fmt(f.redis.redlockP99Ms)} ms = ${fmt(f.redis.ratioRedlockP99ToOurs, 2)}x agent-lock's   (info)`,
+      `    redlock p99 ${fmt(f.redis.redlockP99Ms)} ms = ${fmt(f.redis.ratioRedlockP99ToOurs, 2)}x agent-lock's   (info; warm ${fmt(f.redis.redlockWarmP99Ms)} ms)`,
     );
   } else {
     log(`  agent-lock Redis, redis-semaphore, redlock: NOT RUN (${f.redis.reason})`);
     if (asJson) process.stderr.write(`bench: (f) on Redis NOT RUN: ${f.redis.reason}\n`);
   }
-  log(`  agent-lock file p99: ${fmt(f.file.p99Ms)} ms   target ${f.file.target}   ${verdict(f.file.pass)}`);
+  log(
+    `  agent-lock file p99: ${fmt(f.file.p99Ms)} ms, warm ${fmt(f.file.warmP99Ms)} ms   target ${f.file.target} (both)   ${verdict(f.file.pass)}`,
+  );
   log();
 
   const summary = {
