@@ -37,6 +37,7 @@ process.on('message', (message) => {
   if (message?.type === 'stop') {
     stopping = true;
     go();
+    steps?.stop?.();
   }
 });
 
@@ -164,6 +165,44 @@ async function contenderSteps() {
       close: async () => client.disconnect(),
     };
   }
+  if (contender === 'floor') {
+    // The machine's floor for a fair hand-off between processes, not a lock anyone should use:
+    // the workers pass the lock round in a fixed ring. A release deletes the key (if still ours)
+    // and publishes to the next worker in the same script; that worker, told, takes the key with
+    // SET NX PX. Nothing decides, queues or waits on a timer: one round trip to release, one
+    // message, one round trip to take.
+    const token = `floor-${index}-${process.pid}`;
+    client.defineCommand('floorRelease', {
+      numberOfKeys: 1,
+      lua: "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end return redis.call('PUBLISH', ARGV[2], '1')",
+    });
+    const subscriber = client.duplicate();
+    let told = index === 0 ? 1 : 0;
+    let notify = null;
+    subscriber.on('message', () => {
+      told += 1;
+      notify?.();
+    });
+    await subscriber.subscribe(`${resource}:turn:${index}`);
+    return {
+      async acquire() {
+        while (told === 0 && !stopping) await new Promise((resolve) => (notify = resolve));
+        notify = null;
+        if (told === 0) return null;
+        told -= 1;
+        const taken = await client.set(resource, token, 'PX', leaseMs, 'NX');
+        if (taken !== 'OK') throw new Error('floor: the key was not free on my turn');
+        return { granted: process.hrtime.bigint(), order: null, attempts: 1 };
+      },
+      release: () => client.floorRelease(resource, token, `${resource}:turn:${(index + 1) % config.workers}`),
+      // Stopping: a worker waiting for its turn gives up at once.
+      stop: () => notify?.(),
+      close: async () => {
+        subscriber.disconnect();
+        client.disconnect();
+      },
+    };
+  }
   if (contender === 'redlock') {
     const { default: Redlock } = await import('redlock');
     const redlock = new Redlock([client], config.redlockSettings);
@@ -182,8 +221,9 @@ async function contenderSteps() {
   throw new Error(`unknown contender ${contender}`);
 }
 
+let steps = null;
 try {
-  const steps = await contenderSteps();
+  steps = await contenderSteps();
   process.send({ type: 'ready', index });
   await started;
   const cpuAtGo = process.cpuUsage();
@@ -195,7 +235,10 @@ try {
     batch = [];
   };
   while (!stopping) {
-    const { granted, order, attempts, trace = null } = await steps.acquire();
+    const got = await steps.acquire();
+    // Only the floor answers null: stopped while waiting for its turn.
+    if (got === null) break;
+    const { granted, order, attempts, trace = null } = got;
     hold();
     const relStart = process.hrtime.bigint();
     const released = await steps.release();

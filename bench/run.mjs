@@ -9,6 +9,8 @@
 //       acquire (waiting) / brief hold / release on one @resource; a hand-off is the next grant less
 //       the previous holder's release start (monotonic clock). agent-lock on Redis beside
 //       redis-semaphore and redlock on the same server    target: p99 <= 2 ms
+//       and a floor: the same four processes passing a bare SET NX PX key round a fixed ring (the
+//       release script publishes to the next), the least a fair hand-off costs on this machine
 //       agent-lock on the file store                       target: p99 <= 5 ms
 //       Each round forks fresh workers and runs on past its measured hand-offs (51..550) to 3000:
 //       those after the first 2500 are the "warm" figures, of long-running contenders (daemons,
@@ -776,6 +778,7 @@ async function handoff(server) {
     holdUs: HANDOFF_HOLD_US,
     leaseMs: LEASE_MS,
     serverPid: server?.pid ?? null,
+    workers: HANDOFF_WORKERS,
   };
   const contenders = [
     {
@@ -837,6 +840,17 @@ async function handoff(server) {
           redlockSettings: REDLOCK_HANDOFF_SETTINGS,
         }),
       },
+      {
+        key: 'floor',
+        name: 'floor: bare ioredis ring (SET NX PX; DEL+PUBLISH)',
+        byFence: false,
+        config: (r) => ({
+          ...base,
+          contender: 'floor',
+          resource: `bench:handoff:floor:${r}`,
+          redisUrl: server.url,
+        }),
+      },
     );
   }
   for (const c of contenders) {
@@ -888,6 +902,8 @@ async function handoff(server) {
       redlockP99Ms: row('redlock').p99Ms ?? null,
       semaphoreWarmP99Ms: row('semaphore').warm?.p99Ms ?? null,
       redlockWarmP99Ms: row('redlock').warm?.p99Ms ?? null,
+      floorP99Ms: row('floor').p99Ms ?? null,
+      floorWarmP99Ms: row('floor').warm?.p99Ms ?? null,
       ratioSemaphoreP99ToOurs: ratio('semaphore'),
       ratioRedlockP99ToOurs: ratio('redlock'),
     };
@@ -1177,6 +1193,9 @@ try {
     );
     log(
       `    redlock p99 ${fmt(f.redis.redlockP99Ms)} ms = ${fmt(f.redis.ratioRedlockP99ToOurs, 2)}x agent-lock's   (info; warm ${fmt(f.redis.redlockWarmP99Ms)} ms)`,
+    );
+    log(
+      `    floor (a fair ring of bare ioredis calls) p99 ${fmt(f.redis.floorP99Ms)} ms, warm ${fmt(f.redis.floorWarmP99Ms)} ms: what this machine allows a fair hand-off   (info)`,
     );
   } else {
     log(`  agent-lock Redis, redis-semaphore, redlock: NOT RUN (${f.redis.reason})`);
