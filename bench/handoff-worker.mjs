@@ -148,11 +148,13 @@ async function contenderSteps() {
       close: () => locks.close(),
     };
   }
-  const { Redis } = createRequire(import.meta.url)('ioredis');
+  const require = createRequire(import.meta.url);
+  const { Redis } = require('ioredis');
   const client = new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
   await client.connect();
   if (contender === 'semaphore') {
-    const { Mutex } = await import('redis-semaphore');
+    // CommonJS too (redlock's ESM build imports a CommonJS module): required, like ioredis.
+    const { Mutex } = require('redis-semaphore');
     const options = { lockTimeout: leaseMs, ...config.semaphoreOptions };
     let mutex = null;
     return {
@@ -204,7 +206,7 @@ async function contenderSteps() {
     };
   }
   if (contender === 'redlock') {
-    const { default: Redlock } = await import('redlock');
+    const { default: Redlock } = require('redlock');
     const redlock = new Redlock([client], config.redlockSettings);
     // Redlock reports every refused attempt as an 'error' event; they are expected here.
     redlock.on('error', () => {});

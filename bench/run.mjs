@@ -79,6 +79,9 @@ const SETTINGS = quick
       handoffWarmSkip: 2500,
       handoffRoundSeconds: 60,
     };
+if (SETTINGS.handoffWarmSkip < SETTINGS.handoffWarmup + SETTINGS.handoffsPerRound) {
+  throw new Error('bench settings: the warm window of (f) must start after the measured one ends');
+}
 const HELD_COUNTS = [10, 100, 1000];
 const TARGETS = {
   coldStartMax: 1.5,
@@ -770,6 +773,7 @@ const warmOf = (stats) => ({
   p99Ms: stats.p99Ms,
   maxMs: stats.maxMs,
   selfShare: stats.selfShare,
+  overlaps: stats.overlaps,
 });
 
 async function handoff(server) {
@@ -877,7 +881,16 @@ async function handoff(server) {
     warm: c.error === null ? warmOf(handoffStats(c.rounds, c.byFence, SETTINGS.handoffWarmSkip)) : null,
   }));
   const row = (key) => rows.find((x) => x.key === key);
-  const ok = (x) => x !== undefined && x.error === null && x.handoffs > 0 && x.overlaps === 0;
+  // Both windows whole (a round that timed out may have stopped short of the warm one) and with
+  // never two holders at once.
+  const full = SETTINGS.handoffRounds * SETTINGS.handoffsPerRound;
+  const ok = (x) =>
+    x !== undefined &&
+    x.error === null &&
+    x.handoffs === full &&
+    x.overlaps === 0 &&
+    x.warm?.handoffs === full &&
+    x.warm.overlaps === 0;
   const file = row('agentLockFile');
   const fileResult = {
     p99Ms: file.p99Ms ?? null,
