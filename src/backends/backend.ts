@@ -58,9 +58,20 @@ export interface Backend {
   close(): Promise<void>;
 }
 
-/** A waiter key (core/decide waiterKey) as a short name safe for files and channels. */
+const waiterTags = new Map<string, string>();
+
+/**
+ * A waiter key (core/decide waiterKey) as a short name safe for files and channels. Every commit
+ * that hands a lock over names its waiters: the hashes of the few seen lately are kept.
+ */
 export function waiterTag(waiter: string): string {
-  return createHash('sha256').update(waiter).digest('base64url').slice(0, 22);
+  let tag = waiterTags.get(waiter);
+  if (tag === undefined) {
+    tag = createHash('sha256').update(waiter).digest('base64url').slice(0, 22);
+    if (waiterTags.size >= 256) waiterTags.clear();
+    waiterTags.set(waiter, tag);
+  }
+  return tag;
 }
 
 /** Calls each listener (a copy of the set: one may remove itself); a listener's failure is its own. */

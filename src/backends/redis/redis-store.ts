@@ -400,8 +400,11 @@ export class RedisStore implements Backend {
     checkTime: boolean,
   ): Promise<'ok' | 'folded' | 'again'> {
     const cache = this.cache;
+    // Built with push, not spreads and flatMap: this runs on every decision.
     const args = [
-      ...this.keys,
+      this.keys[0]!,
+      this.keys[1]!,
+      this.keys[2]!,
       cache?.epoch ?? '',
       cache?.version ?? '',
       checkTime ? '1' : '0',
@@ -411,14 +414,18 @@ export class RedisStore implements Backend {
       changes?.tombstones ? JSON.stringify(changes.tombstones) : '',
       this.channel,
       changes ? randomBytesPooled(6).toString('base64url') : '',
-      String(changes?.put.length ?? 0),
-      ...(changes?.put.flatMap((record) => [record.id, JSON.stringify(record)]) ?? []),
-      String(changes?.del.length ?? 0),
-      ...(changes?.del ?? []),
-      String(changes?.wake?.length ?? 0),
-      ...(changes?.wake?.map((waiter) => this.wakeChannel(waiter)) ?? []),
-      ...(changes?.events.map((event) => JSON.stringify(event)) ?? []),
     ];
+    if (changes === null) {
+      args.push('0', '0', '0');
+    } else {
+      args.push(String(changes.put.length));
+      for (const record of changes.put) args.push(record.id, JSON.stringify(record));
+      args.push(String(changes.del.length), ...changes.del);
+      const wake = changes.wake ?? [];
+      args.push(String(wake.length));
+      for (const waiter of wake) args.push(this.wakeChannel(waiter));
+      for (const event of changes.events) args.push(JSON.stringify(event));
+    }
     const reply = await this.call(() => client.agentLockCommit(...args));
     const [kind, epoch, version, serverNow] = reply as [string, string, string, string];
     this.serverNow = Number(serverNow);
