@@ -52,6 +52,13 @@ export interface Changes {
    * Absent: nobody to tell.
    */
   readonly wake?: string[];
+  /**
+   * The processes that took (while waiting) the locks this step queued a new request behind: their
+   * next step is most likely the release. A store that keeps a snapshot per process (Redis) sends
+   * them this step, so that the release needs no second round trip. Stores without one ignore it.
+   * Absent: nobody.
+   */
+  readonly inform?: string[];
 }
 
 /** Names a waiting process for targeted wake-ups: its host, pid and start stamp. */
@@ -230,6 +237,7 @@ class Decision {
         tombstones: this.tombstones,
         events: this.events,
         ...(this.wake.size > 0 ? { wake: [...this.wake] } : {}),
+        ...(this.inform.size > 0 ? { inform: [...this.inform] } : {}),
       },
     };
   }
@@ -252,6 +260,8 @@ class Decision {
   promoting = false;
   /** Waiting processes to tell about this step (waiterKey): see Changes.wake. */
   readonly wake = new Set<string>();
+  /** Processes to bring up to date with this step (waiterKey): see Changes.inform. */
+  readonly inform = new Set<string>();
 
   /**
    * Direct hand-off: grants waiting requests, in line order, whose way is now free, turning their
@@ -309,6 +319,7 @@ class Decision {
           expires_at: ticket.ttl_seconds === null ? null : now + ticket.ttl_seconds * 1000,
           status: 'active',
           fence: this.nextFence(),
+          taker: waiterKey(ticket),
         });
       }
     }
@@ -420,6 +431,7 @@ function grant(
   ttlSeconds: number | null,
   notes: LockRecord['notes'] = [],
   frozen: readonly FrozenFile[] = [],
+  taker?: string,
 ): { record: LockRecord; token: string } {
   const { caller, now } = d.ctx;
   const { id, token, tokenHash } = d.ctx.newLock();
@@ -445,6 +457,7 @@ function grant(
     frozen_modes: frozen.map((f) => f.mode),
     notes,
     token_hash: tokenHash,
+    ...(taker === undefined ? {} : { taker }),
   };
   d.put(record);
   return { record, token };
@@ -555,7 +568,7 @@ export function decideAcquire(
     );
   }
   if (found.conflicts.length > 0) {
-    if (wait && !wait.last) queue(d, req, wait, tickets);
+    if (wait && !wait.last) queue(d, req, wait, tickets, found.conflicts);
     return d.done(
       outcome(
         wait?.last ? 'timeout' : 'held',
@@ -601,7 +614,18 @@ export function decideAcquire(
     (req.freeze?.[i] ?? []).map((f) => ({ path: f.path, mode: original.get(f.path) ?? f.mode }));
   const granted = req.targets.flatMap((target, i) =>
     found.covering[i] === undefined
-      ? [grant(d, target, req.mode, req.intent, req.ttlSeconds, [], frozenFor(i))]
+      ? [
+          grant(
+            d,
+            target,
+            req.mode,
+            req.intent,
+            req.ttlSeconds,
+            [],
+            frozenFor(i),
+            wait && waiterKey(wait.waiter),
+          ),
+        ]
       : [],
   );
   return d.done(
@@ -613,7 +637,13 @@ export function decideAcquire(
 }
 
 /** Takes a place in line (one ticket per scope, one number for the request), or keeps it fresh. */
-function queue(d: Decision, req: AcquireRequest, wait: WaitTicket, tickets: readonly LockRecord[]): void {
+function queue(
+  d: Decision,
+  req: AcquireRequest,
+  wait: WaitTicket,
+  tickets: readonly LockRecord[],
+  conflicts: readonly LockRecord[],
+): void {
   const { caller, now } = d.ctx;
   if (tickets.length > 0) {
     // Refreshed well before it lapses, but not on every attempt: each write wakes every watcher.
@@ -625,6 +655,9 @@ function queue(d: Decision, req: AcquireRequest, wait: WaitTicket, tickets: read
     return;
   }
   const place = d.nextFence();
+  for (const record of conflicts) {
+    if (record.status === 'active' && record.taker !== undefined) d.inform.add(record.taker);
+  }
   for (const target of req.targets) {
     d.put({
       id: `wt_${d.ctx.newLock().id.replace(/^lk_/, '')}`,

@@ -56,6 +56,13 @@ export interface LockRecord {
    * the holder its lock would have (the ticket's own host/pid/started name the waiting process).
    */
   readonly holder?: Holder;
+  /**
+   * On a lock taken by a waiting request (granted on an attempt, or handed over in line): the
+   * waiterKey of the process that waited for it. A request that queues behind the lock names it
+   * (Changes.inform), so that a store which keeps snapshots brings that process up to date before
+   * its release.
+   */
+  readonly taker?: string;
 }
 
 /** A lock as the library, the CLI's JSON and the MCP server show it. */

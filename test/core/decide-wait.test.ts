@@ -113,6 +113,26 @@ describe('waiting tickets', () => {
     expect(apply(decideAcquire(state, ctx('F', 0), freezing)).status).toBe('acquired');
   });
 
+  it('names the taker of a lock it queues behind, once, so that a store can bring the taker up to date', () => {
+    const { state, apply } = store();
+    const key = (pid: number) => waiterKey({ host: HOST, pid, started: 's' });
+    // Taken by a waiting request: the lock names the waiting process.
+    const taken = decideAcquire(state, ctx('A', 0), req('@r', ticket('a', 60)));
+    expect(taken.changes.put[0]!.taker).toBe(key(60));
+    apply(taken);
+    const queued = decideAcquire(state, ctx('B', 0), req('@r', ticket('b', 61)));
+    expect(queued.changes.inform).toEqual([key(60)]);
+    apply(queued);
+    // A refreshed place in line, or one behind a lock taken without waiting, informs nobody.
+    expect(decideAcquire(state, ctx('B', 9_000), req('@r', ticket('b', 61))).changes.inform).toBeUndefined();
+    apply(decideAcquire(state, ctx('A', 0), req('@s')));
+    expect(decideAcquire(state, ctx('C', 0), req('@s', ticket('c', 62))).changes.inform).toBeUndefined();
+    // Handed over in line, the lock names the process that waited for it.
+    const released = decideRelease(state, ctx('A', 0), { targets: [target('@r')], token: null });
+    const handed = released.changes.put.find((r) => r.status === 'active')!;
+    expect([handed.agent_id, handed.taker]).toEqual(['B', key(61)]);
+  });
+
   it('does not hand a lock to a waiter whose process died', () => {
     const { state, apply } = store();
     apply(decideAcquire(state, ctx('A', 0), req('@r')));

@@ -12,7 +12,7 @@ interface CommitArgs {
   epoch: string;
   version: string;
   /** ARGV[3..5]: '1' checks at <= server time < until. */
-  check?: '0' | '1';
+  check?: '0' | '1' | '0m' | '1m';
   at?: number;
   until?: number;
   fence: number | string;
@@ -583,7 +583,8 @@ describeRedis('the commit script', () => {
 
     const [, epoch] = await s.sync();
     // Nobody watches the store: a commit naming no waiter publishes nothing, one naming a waiter
-    // publishes the whole commit (entry, fence, tombstones, records) to that waiter only.
+    // publishes the whole commit to that waiter only, and (the store being small) the whole store
+    // after it: '=' and the epoch, the entry, the fence, the tombstones, every record.
     const quiet = await s.commit({ epoch: epoch!, version: '0', fence: 2, puts: [['a', rec('a')]] });
     const named = await s.commit({
       epoch: epoch!,
@@ -599,8 +600,9 @@ describeRedis('the commit script', () => {
     const [channel, message] = heard[0]!;
     expect(channel).toBe(wake);
     const lines = message.split('\n');
-    expect(lines[0]!.split(' ').filter((_, i) => i !== 2)).toEqual([named[2], quiet[2], 'b', 'a']);
-    expect(lines.slice(1)).toEqual(['3', '', rec('b')]);
+    expect(lines[0]).toBe(`=${epoch}`);
+    expect(lines[1]!.split(' ').filter((_, i) => i !== 2)).toEqual([named[2], quiet[2], 'b', 'a']);
+    expect(lines.slice(2)).toEqual(['3', '[]', rec('b')]);
     // The channels are not mistaken for events: the one event is stored as sent.
     expect((await s.state()).events).toEqual(['{"e":1}']);
     // A sync from the first version still answers the delta (read from the list's newest end).
@@ -613,6 +615,101 @@ describeRedis('the commit script', () => {
         [delta[9], delta[10]],
       ]),
     ).toEqual({ a: '', b: rec('b') });
+  });
+
+  it('informs holders on channels marked ~, and sends the waiters of a large store the commit alone', async () => {
+    const redis = client();
+    const subscriber = client();
+    const s = store(redis);
+    const wake = `{${s.prefix}}:wake:one`;
+    const holder = `{${s.prefix}}:wake:holder`;
+    const heard: [string, string][] = [];
+    subscriber.on('message', (channel: string, message: string) => heard.push([channel, message]));
+    await subscriber.subscribe(wake, holder);
+    const [, epoch] = await s.sync();
+    const small = await s.commit({
+      epoch: epoch!,
+      version: '0',
+      fence: 1,
+      puts: [['a', rec('a')]],
+      wake: [`~${holder}`],
+    });
+    expect(small[0]).toBe('ok');
+    await expect.poll(() => heard.length, { timeout: 10_000 }).toBe(1);
+    expect(heard[0]![0]).toBe(holder);
+    expect(heard[0]![1].split('\n')).toEqual([`~=${epoch}`, expect.any(String), '1', '[]', rec('a')]);
+
+    // Past 48 fields the whole store is not sent: the waiter gets the commit as a watcher would.
+    const many = Array.from({ length: 60 }, (_, i) => [`r${i}`, rec(`r${i}`)] as [string, string]);
+    const big = await s.commit({ epoch: epoch!, version: small[2]!, fence: 1, puts: many });
+    const named = await s.commit({ epoch: epoch!, version: big[2]!, fence: 1, dels: ['a'], wake: [wake] });
+    expect(named[0]).toBe('ok');
+    await expect.poll(() => heard.length, { timeout: 10_000 }).toBe(2);
+    expect(heard[1]![0]).toBe(wake);
+    const lines = heard[1]![1].split('\n');
+    expect(lines[0]!.split(' ').filter((_, i) => i !== 2)).toEqual([named[2], big[2], 'a']);
+    expect(lines.slice(1)).toEqual(['1', '']);
+  });
+
+  it('merges a commit of new tickets alone into a newer store, at a place the server gives', async () => {
+    const redis = client();
+    const s = store(redis);
+    const [, epoch] = await s.sync();
+    const ticket = (id: string, fence: number) => JSON.stringify({ id, status: 'waiting', fence });
+    const first = await s.commit({ epoch: epoch!, version: '0', fence: 5, puts: [['lk', rec('lk')]] });
+    // Made on version 0, which is old now: without the flag it is sent back, with it it goes in.
+    const plain = await s.commit({
+      epoch: epoch!,
+      version: '0',
+      fence: 6,
+      puts: [['wt1', ticket('wt1', 6)]],
+    });
+    expect(plain[0]).toBe('sync');
+    const before = await serverMicros(redis);
+    const merged = await s.commit({
+      epoch: epoch!,
+      version: '0',
+      check: '0m',
+      fence: 6,
+      puts: [['wt1', ticket('wt1', 6)]],
+    });
+    expect(merged.slice(0, 2)).toEqual(['merged', epoch]);
+    // The answer is a sync that already shows the ticket, at a fence past every one before.
+    const { locks, meta } = await s.state();
+    expect(listed(merged)).toEqual(locks);
+    const place = JSON.parse(locks.wt1!).fence as number;
+    expect(place).toBeGreaterThanOrEqual(before);
+    expect(Number(meta.fence)).toBe(place);
+    expect(merged[2]).toBe(meta.version);
+    expect(merged[2]).not.toBe(first[2]);
+
+    // A ticket already there (this commit sent again), a deletion, or another epoch: not merged.
+    const again = await s.commit({
+      epoch: epoch!,
+      version: '0',
+      check: '0m',
+      fence: 7,
+      puts: [['wt1', ticket('wt1', 7)]],
+    });
+    expect(again[0]).toBe('sync');
+    const withDel = await s.commit({
+      epoch: epoch!,
+      version: '0',
+      check: '0m',
+      fence: 7,
+      puts: [['wt2', ticket('wt2', 7)]],
+      dels: ['lk'],
+    });
+    expect(withDel[0]).toBe('sync');
+    const otherEpoch = await s.commit({
+      epoch: '1',
+      version: '0',
+      check: '0m',
+      fence: 7,
+      puts: [['wt3', ticket('wt3', 7)]],
+    });
+    expect(otherEpoch[0]).toBe('sync');
+    expect(Object.keys((await s.state()).locks).sort()).toEqual(['lk', 'wt1']);
   });
 
   it('keeps at least the last 1000 events, newest last, and not all of them', async () => {

@@ -165,6 +165,39 @@ describeRedis('redis store on the server clock', () => {
     }
   });
 
+  it('brings the holder and the next in line up to date as the line moves: each step one round trip', async () => {
+    prefix = `store-${randomBytes(6).toString('hex')}`;
+    const [a, b] = [await agent('A'), await agent('B')];
+    const { Redis } = await import('ioredis');
+    const admin = new Redis(server.url);
+    const evalsha = async () =>
+      Number(/cmdstat_evalsha:calls=(\d+)/.exec((await admin.info('commandstats')) as string)?.[1] ?? 0);
+    const cacheOf = (locks: Locks) =>
+      (locks.backend as unknown as { cache: { locks: Map<string, { status: string }> } | null }).cache;
+    try {
+      // A takes the lock as a waiting request (so the lock names A's process as its taker).
+      expect((await a.acquire('@line', { wait: 10 })).status).toBe('acquired');
+      await b.list();
+      const start = await evalsha();
+      // B queues behind it: one commit, which also goes to A's process, so A's handle has the ticket.
+      const waiting = b.acquire('@line', { wait: 10 });
+      await expect
+        .poll(() => [...(cacheOf(a)?.locks.values() ?? [])].some((r) => r.status === 'waiting'), {
+          timeout: 10_000,
+        })
+        .toBe(true);
+      // A's release is then one round trip; it hands the lock to B with the whole store, so B takes
+      // it without asking and releases in one round trip too.
+      expect((await a.release('@line')).status).toBe('released');
+      expect((await waiting).status).toBe('acquired');
+      expect((await b.release('@line')).status).toBe('released');
+      expect((await evalsha()) - start).toBe(3);
+      expect((await a.list()).locks).toEqual([]);
+    } finally {
+      admin.disconnect();
+    }
+  });
+
   it('records breaks as events, newest last', async () => {
     prefix = `store-${randomBytes(6).toString('hex')}`;
     const [a, b] = [await agent('A'), await agent('B')];

@@ -9,7 +9,8 @@
  * again. An empty change set just validates the snapshot (a read-only decision).
  *
  * Each redis.call costs about as much as a whole small command, so the hot path makes four: TIME,
- * one HMGET of the metadata, one HSET (or HDEL) of the locks with the metadata, one RPUSH.
+ * one HMGET of the metadata, one HSET (or HDEL) of the locks with the metadata, one RPUSH; a
+ * commit that names waiters adds HLEN, HGETALL and a PUBLISH each.
  *
  * KEYS[1] store    hash: lock id -> record JSON, and the metadata under fields starting with '#':
  *                  #epoch, #version, #fence, #tombstones (JSON), #tomb_v (the version that set
@@ -19,7 +20,9 @@
  * KEYS[3] events   list: break events as JSON, newest last (at least the last 1000)
  * ARGV[1] epoch of the snapshot ('' when the client has none: the answer is a full sync)
  * ARGV[2] version of the snapshot, exactly as this script answered it
- * ARGV[3] '1': check the window ARGV[4] <= server time < ARGV[5]; '0': trust the client's clock
+ * ARGV[3] '1': check the window ARGV[4] <= server time < ARGV[5]; '0': trust the client's clock;
+ *         either followed by 'm' when the change set only takes a new place in line (new tickets,
+ *         see MERGE below)
  * ARGV[4] the time the decision was made at, in epoch ms (the client's lower bound of server time)
  * ARGV[5] the first instant, in epoch ms, at which the decision could come out differently
  * ARGV[6] the fence after the decision (the store's, unless the decision granted some: the client
@@ -32,8 +35,24 @@
  *         client's connection dropped before the answer and ioredis sent it anew) answers 'ok'
  *         with the version it made, instead of being judged stale
  * ARGV[10] n, then n pairs (lock id, record JSON) to write; then m, then m lock ids to delete;
- *         then w, then w channels of waiters to tell (see Changes.wake); then the event JSONs to
- *         record
+ *         then w, then w channels: of waiters to wake (see Changes.wake), or, marked with a
+ *         leading '~', of holders to inform (Changes.inform); then the event JSONs to record
+ *
+ * NAMED CHANNELS. A waiter or holder the commit names hears it on its own channel whether or not
+ * anyone watches. While the store is small (48 hash fields at most) the message is the whole
+ * store after the commit, lines: '=' and the epoch, the changes-list entry, the fence, the
+ * tombstones, every record. A process whose snapshot is behind (a waiter that took no part in the
+ * last hand-offs) so becomes current without a round trip, and its next commit (the release,
+ * typically) does not lose its compare-and-set. A larger store sends the commit as on ARGV[8].
+ * Messages to holders start with '~': they update a snapshot, and wake no waiting request.
+ *
+ * MERGE. Every commit but one kind needs the store at the client's version. A new place in line
+ * (puts of new tickets and nothing else, flag 'm') is merged into a newer store instead of being
+ * sent back: its place (the tickets' fence) is then the server's, one past the last fence, so it
+ * still queues behind every ticket and lock before it. Otherwise a waiter's ticket would lose the
+ * race to every hand-off committed meanwhile, and a short line could drain while its waiters
+ * retry (the releaser then takes the lock again: unfair). The answer is 'merged' with a sync,
+ * and the client decides again on it: the way may have come free meanwhile.
  *
  * Answers, as arrays of strings:
  *   {'ok', epoch, version, now}            committed (or validated), at server time `now` (ms)
@@ -43,10 +62,11 @@
  *                                          nothing done: the snapshot is old. 'full' lists every
  *                                          lock; 'delta' lists the locks changed since the
  *                                          client's version, with '' for a deleted one
+ *   {'merged', epoch, version, now, ...}   committed by MERGE, then answered as 'sync'
  */
 export const COMMIT_LUA = `
 local store, changes, events = KEYS[1], KEYS[2], KEYS[3]
-local CHANGES_KEPT, EVENTS_KEPT, SLICE = 128, 1000, 500
+local CHANGES_KEPT, EVENTS_KEPT, SLICE, FULL_FIELDS = 128, 1000, 500, 48
 
 -- Numbers are parsed from strings as rarely as possible: each tonumber() is a strtod().
 local t = redis.call('TIME')
@@ -75,7 +95,9 @@ if not epoch then
   redis.call('DEL', changes)
 end
 
-if epoch ~= ARGV[1] or version ~= ARGV[2] then
+-- The answer to a client whose snapshot is old: a delta since its version while the changes list
+-- still holds the commit made on it, else every lock.
+local function sync(kind)
   local known = tonumber(ARGV[2]) or -1
   -- A delta is possible while the changes list still holds the commit made on the client's version.
   -- Clients are mostly a commit or two behind: the list is read from its newest end, a few at a time.
@@ -103,7 +125,7 @@ if epoch ~= ARGV[1] or version ~= ARGV[2] then
       count = count * 4
     end
   end
-  local reply = {'sync', epoch, version, now_text, fence, '', ''}
+  local reply = {kind, epoch, version, now_text, fence, '', ''}
   if delta then
     local ids = {'#tombstones', '#tomb_v'}
     for id in pairs(delta) do ids[#ids + 1] = id end
@@ -130,17 +152,46 @@ if epoch ~= ARGV[1] or version ~= ARGV[2] then
   return reply
 end
 
-if ARGV[3] == '1' and (now < tonumber(ARGV[4]) or now >= tonumber(ARGV[5])) then
-  return {'time', epoch, version, now_text}
-end
-
 local puts = tonumber(ARGV[10])
 local dels_at = 11 + 2 * puts
 local dels = tonumber(ARGV[dels_at])
 local wakes_at = dels_at + dels + 1
 local wakes = tonumber(ARGV[wakes_at])
 local first_event = wakes_at + wakes + 1
-local grown = ARGV[6] ~= fence and tonumber(ARGV[6]) > tonumber(fence)
+local outside = string.byte(ARGV[3], 1) == 49 and (now < tonumber(ARGV[4]) or now >= tonumber(ARGV[5]))
+-- The records to write, and the fence after the commit (MERGE rewrites both).
+local records = {}
+for k = 1, puts do records[k] = ARGV[10 + 2 * k] end
+local new_fence = ARGV[6]
+local merged = false
+
+if epoch ~= ARGV[1] or version ~= ARGV[2] then
+  local mergeable = epoch == ARGV[1] and string.byte(ARGV[3], 2) == 109 and not outside and puts > 0
+    and puts <= 100 and dels == 0 and first_event > #ARGV and ARGV[7] == ''
+  if mergeable then
+    local ids = {}
+    for k = 1, puts do ids[k] = ARGV[9 + 2 * k] end
+    -- Only new tickets: one already there is this very commit sent again (or a clash).
+    local found = redis.call('HMGET', store, unpack(ids))
+    for k = 1, puts do
+      if found[k] then mergeable = false end
+    end
+  end
+  if not mergeable then return sync('sync') end
+  local place = tonumber(fence) + 1
+  if micros_n > place then place = micros_n end
+  new_fence = string.format('%.0f', place)
+  for k = 1, puts do
+    records[k] = string.gsub(records[k], '"fence":%d+', '"fence":' .. new_fence, 1)
+  end
+  merged = true
+end
+
+if outside then
+  return {'time', epoch, version, now_text}
+end
+
+local grown = new_fence ~= fence and tonumber(new_fence) > tonumber(fence)
 if puts == 0 and dels == 0 and first_event > #ARGV and ARGV[7] == '' and not grown then
   return {'ok', epoch, version, now_text}
 end
@@ -157,7 +208,7 @@ end
 local fields = {'#version', version}
 if grown then
   fields[#fields + 1] = '#fence'
-  fields[#fields + 1] = ARGV[6]
+  fields[#fields + 1] = new_fence
 end
 if ARGV[7] ~= '' then
   fields[#fields + 1] = '#tombstones'
@@ -167,7 +218,10 @@ if ARGV[7] ~= '' then
 end
 -- The metadata goes with the lock writes in one HSET when they are few.
 if puts > 0 and puts <= 100 then
-  for k = 11, 10 + 2 * puts do fields[#fields + 1] = ARGV[k] end
+  for k = 1, puts do
+    fields[#fields + 1] = ARGV[9 + 2 * k]
+    fields[#fields + 1] = records[k]
+  end
 elseif puts > 0 then
   each('HSET', store, 11, 10 + 2 * puts)
 end
@@ -192,12 +246,36 @@ end
 -- channels whether or not anyone watches.
 local watched = m[4] and now < tonumber(m[4])
 if watched or wakes > 0 then
-  local message = {entry, grown and ARGV[6] or fence, ARGV[7]}
-  for k = 1, puts do message[#message + 1] = ARGV[10 + 2 * k] end
+  local message = {entry, grown and new_fence or fence, ARGV[7]}
+  for k = 1, puts do message[#message + 1] = records[k] end
   message = table.concat(message, '\\n')
   if watched then redis.call('PUBLISH', ARGV[8], message) end
-  for k = wakes_at + 1, wakes_at + wakes do redis.call('PUBLISH', ARGV[k], message) end
+  -- The processes named get the whole store after this commit while it is small: a snapshot of
+  -- theirs that is behind becomes current without a round trip (their next commit is a release,
+  -- which would otherwise lose its compare-and-set and sync). Lines: '=' and the epoch, the
+  -- changes-list entry, the fence, the tombstones, every record.
+  if wakes > 0 and redis.call('HLEN', store) <= FULL_FIELDS then
+    local all = redis.call('HGETALL', store)
+    local lines = {'=' .. epoch, entry, grown and new_fence or fence, '[]'}
+    for k = 1, #all, 2 do
+      if string.byte(all[k], 1) ~= 35 then
+        lines[#lines + 1] = all[k + 1]
+      elseif all[k] == '#tombstones' then
+        lines[4] = all[k + 1]
+      end
+    end
+    message = table.concat(lines, '\\n')
+  end
+  -- A channel given as '~' and a name is a holder's, to inform (not wake): '~' marks its message.
+  for k = wakes_at + 1, wakes_at + wakes do
+    if string.byte(ARGV[k], 1) == 126 then
+      redis.call('PUBLISH', string.sub(ARGV[k], 2), '~' .. message)
+    else
+      redis.call('PUBLISH', ARGV[k], message)
+    end
+  end
 end
+if merged then return sync('merged') end
 return {'ok', epoch, version, now_text}
 `;
 

@@ -85,6 +85,18 @@ function loadIoredis(): Promise<Ioredis> {
   return Promise.resolve(createRequire(import.meta.url)('ioredis') as Ioredis);
 }
 
+/** A change set that only takes a new place in line: the commit script may merge it (MERGE). */
+function onlyNewTickets(changes: Changes, cache: Cache): boolean {
+  return (
+    changes.put.length > 0 &&
+    changes.put.length <= 100 &&
+    changes.del.length === 0 &&
+    changes.events.length === 0 &&
+    changes.tombstones === null &&
+    changes.put.every((record) => record.status === 'waiting' && !cache.locks.has(record.id))
+  );
+}
+
 export class RedisStore implements Backend {
   readonly kind = 'redis' as const;
   readonly location: string;
@@ -221,6 +233,43 @@ export class RedisStore implements Backend {
     return touched;
   }
 
+  /** Brings the cache forward with a commit sent to inform this process (Changes.inform). */
+  private inform(message: string): void {
+    try {
+      if (message.charCodeAt(0) === 61) this.replace(message);
+      else this.follow(message);
+    } catch {
+      if (this.cache) this.cache.version = '';
+    }
+  }
+
+  /**
+   * A commit sent to the processes it names (waiters, holders to inform) with the whole store after
+   * it, when the store is small (see COMMIT_LUA): a cache that is behind becomes that state at once,
+   * so that the woken waiter's release, or the holder's, commits in one round trip. Lines: '=' and
+   * the epoch, the changes-list entry, the fence, the tombstones, then every record.
+   */
+  private replace(message: string): string[] | null {
+    const lines = message.split('\n');
+    const words = lines[1]!.split(' ');
+    const touched = words.slice(3);
+    const cache = this.cache;
+    if (cache === null || cache.epoch !== lines[0]!.slice(1)) return null;
+    // In place, and only forward: a decision in flight compares this very object's version with
+    // its answer's (see commit), exactly as when follow() moved it.
+    if (Number(cache.version) >= Number(words[0])) return touched;
+    this.followed += 1;
+    cache.locks.clear();
+    for (const json of lines.slice(4)) {
+      const id = (JSON.parse(json) as { id: string }).id;
+      cache.locks.set(id, parseRecord(id, json, this.serverNow));
+    }
+    cache.fence = Number(lines[2]);
+    cache.tombstones = JSON.parse(lines[3]!) as Tombstone[];
+    cache.version = words[0]!;
+    return touched;
+  }
+
   /**
    * Writes a published commit's records into a cache that is behind it, leaving the cache's version
    * as it was: every commit from this handle still fails its compare-and-set and syncs (which
@@ -284,10 +333,16 @@ export class RedisStore implements Backend {
   private hear(channel: string, message: string): void {
     if (this.closed) return;
     const global = channel === this.channel;
+    // A holder informed of a new place in line behind it: news for the cache, not for its waits.
+    if (!global && message.charCodeAt(0) === 126) {
+      this.inform(message.slice(1));
+      return;
+    }
     const listeners = global ? this.listeners : this.waiters.get(channel);
     let touched: string[] | null;
     try {
-      touched = this.follow(message);
+      if (message.charCodeAt(0) === 61) touched = this.replace(message);
+      else touched = this.follow(message);
       // A waiter's own news (its locks handed over) is worth having even on a snapshot that is
       // behind: see mix().
       if (touched === null && !global) touched = this.mix(message);
@@ -407,7 +462,7 @@ export class RedisStore implements Backend {
       this.keys[2]!,
       cache?.epoch ?? '',
       cache?.version ?? '',
-      checkTime ? '1' : '0',
+      (checkTime ? '1' : '0') + (changes !== null && cache && onlyNewTickets(changes, cache) ? 'm' : ''),
       String(now),
       String(validUntil),
       String(changes?.fence ?? cache?.fence ?? 0),
@@ -421,9 +476,12 @@ export class RedisStore implements Backend {
       args.push(String(changes.put.length));
       for (const record of changes.put) args.push(record.id, JSON.stringify(record));
       args.push(String(changes.del.length), ...changes.del);
+      // Waiters to wake, then holders to inform (their channels marked '~'): see COMMIT_LUA.
       const wake = changes.wake ?? [];
-      args.push(String(wake.length));
+      const inform = (changes.inform ?? []).filter((holder) => !wake.includes(holder));
+      args.push(String(wake.length + inform.length));
       for (const waiter of wake) args.push(this.wakeChannel(waiter));
+      for (const holder of inform) args.push(`~${this.wakeChannel(holder)}`);
       for (const event of changes.events) args.push(JSON.stringify(event));
     }
     const reply = await this.call(() => client.agentLockCommit(...args));
@@ -438,6 +496,8 @@ export class RedisStore implements Backend {
       return 'ok';
     }
     if (kind === 'time') return 'again';
+    // 'sync', or 'merged': our new tickets went in at the server's place in line, and the answer
+    // brings the cache up to date with them; deciding again finds them (and maybe a free way).
     this.applySync(reply, epoch, version);
     return 'again';
   }
