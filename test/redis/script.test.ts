@@ -600,9 +600,16 @@ describeRedis('the commit script', () => {
     const [channel, message] = heard[0]!;
     expect(channel).toBe(wake);
     const lines = message.split('\n');
-    expect(lines[0]).toBe(`=${epoch}`);
-    expect(lines[1]!.split(' ').filter((_, i) => i !== 2)).toEqual([named[2], quiet[2], 'b', 'a']);
-    expect(lines.slice(2)).toEqual(['3', '[]', rec('b')]);
+    // The layout of a published commit (older clients read it as one), its first line ending in
+    // '=' and the epoch, the tombstones in full and every record of the store.
+    expect(lines[0]!.split(' ').filter((_, i) => i !== 2)).toEqual([
+      named[2],
+      quiet[2],
+      'b',
+      'a',
+      `=${epoch}`,
+    ]);
+    expect(lines.slice(1)).toEqual(['3', '[]', rec('b')]);
     // The channels are not mistaken for events: the one event is stored as sent.
     expect((await s.state()).events).toEqual(['{"e":1}']);
     // A sync from the first version still answers the delta (read from the list's newest end).
@@ -637,7 +644,9 @@ describeRedis('the commit script', () => {
     expect(small[0]).toBe('ok');
     await expect.poll(() => heard.length, { timeout: 10_000 }).toBe(1);
     expect(heard[0]![0]).toBe(holder);
-    expect(heard[0]![1].split('\n')).toEqual([`~=${epoch}`, expect.any(String), '1', '[]', rec('a')]);
+    const told = heard[0]![1].split('\n');
+    expect(told[0]!.split(' ').slice(-2)).toEqual([`=${epoch}`, '~']);
+    expect(told.slice(1)).toEqual(['1', '[]', rec('a')]);
 
     // Past 48 fields the whole store is not sent: the waiter gets the commit as a watcher would.
     const many = Array.from({ length: 60 }, (_, i) => [`r${i}`, rec(`r${i}`)] as [string, string]);
@@ -649,6 +658,26 @@ describeRedis('the commit script', () => {
     const lines = heard[1]![1].split('\n');
     expect(lines[0]!.split(' ').filter((_, i) => i !== 2)).toEqual([named[2], big[2], 'a']);
     expect(lines.slice(1)).toEqual(['1', '']);
+
+    // A record stored under another id than its own is never sent as part of a whole store: a sync
+    // reads it as unreadable (fail closed), so the waiter is sent the commit alone.
+    const odd = store(redis);
+    const [, oddEpoch] = await odd.sync();
+    const oddWake = `{${odd.prefix}}:wake:odd`;
+    await subscriber.subscribe(oddWake);
+    const planted = await odd.commit({ epoch: oddEpoch!, version: '0', fence: 1, puts: [['x', rec('y')]] });
+    const woke = await odd.commit({
+      epoch: oddEpoch!,
+      version: planted[2]!,
+      fence: 1,
+      puts: [['z', rec('z')]],
+      wake: [oddWake],
+    });
+    expect(woke[0]).toBe('ok');
+    await expect.poll(() => heard.length, { timeout: 10_000 }).toBe(3);
+    const plain = heard[2]![1].split('\n');
+    expect(plain[0]!.split(' ').filter((_, i) => i !== 2)).toEqual([woke[2], planted[2], 'z']);
+    expect(plain.slice(1)).toEqual(['1', '', rec('z')]);
   });
 
   it('merges a commit of new tickets alone into a newer store, at a place the server gives', async () => {
@@ -680,6 +709,7 @@ describeRedis('the commit script', () => {
     const place = JSON.parse(locks.wt1!).fence as number;
     expect(place).toBeGreaterThanOrEqual(before);
     expect(Number(meta.fence)).toBe(place);
+    expect(merged[4]).toBe(meta.fence);
     expect(merged[2]).toBe(meta.version);
     expect(merged[2]).not.toBe(first[2]);
 

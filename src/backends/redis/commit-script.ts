@@ -39,12 +39,13 @@
  *         leading '~', of holders to inform (Changes.inform); then the event JSONs to record
  *
  * NAMED CHANNELS. A waiter or holder the commit names hears it on its own channel whether or not
- * anyone watches. While the store is small (48 hash fields at most) the message is the whole
- * store after the commit, lines: '=' and the epoch, the changes-list entry, the fence, the
- * tombstones, every record. A process whose snapshot is behind (a waiter that took no part in the
- * last hand-offs) so becomes current without a round trip, and its next commit (the release,
- * typically) does not lose its compare-and-set. A larger store sends the commit as on ARGV[8].
- * Messages to holders start with '~': they update a snapshot, and wake no waiting request.
+ * anyone watches, in the layout of ARGV[8]. While the store is small (48 hash fields at most) and
+ * every record sits under its own id, the message carries the whole store after the commit: the
+ * tombstones in full, every record, and a last word '=' and the epoch on its first line. A process
+ * whose snapshot is behind (a waiter that took no part in the last hand-offs) so becomes current
+ * without a round trip, and its next commit (the release, typically) does not lose its
+ * compare-and-set. A message to a holder has a last word '~': it updates a snapshot and wakes no
+ * waiting request. Older clients read either as a commit that touched two ids they do not have.
  *
  * MERGE. Every commit but one kind needs the store at the client's version. A new place in line
  * (puts of new tickets and nothing else, flag 'm') is merged into a newer store instead of being
@@ -245,36 +246,49 @@ end
 -- The waiters the commit names (it handed them locks, or freed their way) hear it on their own
 -- channels whether or not anyone watches.
 local watched = m[4] and now < tonumber(m[4])
+local fence_after = grown and new_fence or fence
 if watched or wakes > 0 then
-  local message = {entry, grown and new_fence or fence, ARGV[7]}
+  local message = {entry, fence_after, ARGV[7]}
   for k = 1, puts do message[#message + 1] = records[k] end
-  message = table.concat(message, '\\n')
-  if watched then redis.call('PUBLISH', ARGV[8], message) end
+  if watched then redis.call('PUBLISH', ARGV[8], table.concat(message, '\\n')) end
   -- The processes named get the whole store after this commit while it is small: a snapshot of
   -- theirs that is behind becomes current without a round trip (their next commit is a release,
-  -- which would otherwise lose its compare-and-set and sync). Lines: '=' and the epoch, the
-  -- changes-list entry, the fence, the tombstones, every record.
+  -- which would otherwise lose its compare-and-set and sync). The layout stays that of ARGV[8], so
+  -- that older clients read it as before: the tombstones are given in full and the records are all
+  -- of the store's; a last word '=' and the epoch on the first line says so (an id older clients
+  -- find nothing under). Only records stored under their own id qualify: a field whose JSON names
+  -- another id is left to a sync, which reads it as unreadable (fail closed).
+  local full = nil
   if wakes > 0 and redis.call('HLEN', store) <= FULL_FIELDS then
     local all = redis.call('HGETALL', store)
-    local lines = {'=' .. epoch, entry, grown and new_fence or fence, '[]'}
+    full = {entry .. ' =' .. epoch, fence_after, '[]'}
     for k = 1, #all, 2 do
-      if string.byte(all[k], 1) ~= 35 then
-        lines[#lines + 1] = all[k + 1]
-      elseif all[k] == '#tombstones' then
-        lines[4] = all[k + 1]
+      local field = all[k]
+      if string.byte(field, 1) ~= 35 then
+        if string.sub(all[k + 1], 1, #field + 8) ~= '{"id":"' .. field .. '"' then
+          full = nil
+          break
+        end
+        full[#full + 1] = all[k + 1]
+      elseif field == '#tombstones' then
+        full[3] = all[k + 1]
       end
     end
-    message = table.concat(lines, '\\n')
   end
-  -- A channel given as '~' and a name is a holder's, to inform (not wake): '~' marks its message.
+  message = table.concat(full or message, '\\n')
+  -- A channel given as '~' and a name is a holder's, to inform (not wake): a last word '~' on the
+  -- first line marks its message (older clients, again, find nothing under that id).
   for k = wakes_at + 1, wakes_at + wakes do
     if string.byte(ARGV[k], 1) == 126 then
-      redis.call('PUBLISH', string.sub(ARGV[k], 2), '~' .. message)
+      local first = string.find(message, '\\n', 1, true)
+      redis.call('PUBLISH', string.sub(ARGV[k], 2), string.sub(message, 1, first - 1) .. ' ~' .. string.sub(message, first))
     else
       redis.call('PUBLISH', ARGV[k], message)
     end
   end
 end
+-- A merged commit is answered as a sync from the client's version, with the fence after it.
+fence = fence_after
 if merged then return sync('merged') end
 return {'ok', epoch, version, now_text}
 `;

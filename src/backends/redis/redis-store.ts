@@ -215,9 +215,7 @@ export class RedisStore implements Backend {
    * cache is behind, so that nobody decides on it without asking the store). The commit
    * script checks the version anyway: a cache this gets wrong could not commit anything.
    */
-  private follow(message: string): string[] | null {
-    const lines = message.split('\n');
-    const words = lines[0]!.split(' ');
+  private follow(lines: readonly string[], words: readonly string[]): string[] | null {
     const touched = words.slice(3);
     const cache = this.cache;
     // Also while a decision of ours is in flight: its commit either lost to this one (and syncs
@@ -233,39 +231,29 @@ export class RedisStore implements Backend {
     return touched;
   }
 
-  /** Brings the cache forward with a commit sent to inform this process (Changes.inform). */
-  private inform(message: string): void {
-    try {
-      if (message.charCodeAt(0) === 61) this.replace(message);
-      else this.follow(message);
-    } catch {
-      if (this.cache) this.cache.version = '';
-    }
-  }
-
   /**
    * A commit sent to the processes it names (waiters, holders to inform) with the whole store after
    * it, when the store is small (see COMMIT_LUA): a cache that is behind becomes that state at once,
-   * so that the woken waiter's release, or the holder's, commits in one round trip. Lines: '=' and
-   * the epoch, the changes-list entry, the fence, the tombstones, then every record.
+   * so that the woken waiter's release, or the holder's, commits in one round trip. The layout is a
+   * published commit's, with every record of the store and the tombstones in full.
    */
-  private replace(message: string): string[] | null {
-    const lines = message.split('\n');
-    const words = lines[1]!.split(' ');
+  private replace(lines: readonly string[], words: readonly string[], epoch: string): string[] | null {
     const touched = words.slice(3);
     const cache = this.cache;
-    if (cache === null || cache.epoch !== lines[0]!.slice(1)) return null;
+    if (cache === null || cache.epoch !== epoch) return null;
     // In place, and only forward: a decision in flight compares this very object's version with
     // its answer's (see commit), exactly as when follow() moved it.
     if (Number(cache.version) >= Number(words[0])) return touched;
     this.followed += 1;
     cache.locks.clear();
-    for (const json of lines.slice(4)) {
-      const id = (JSON.parse(json) as { id: string }).id;
+    for (const json of lines.slice(3)) {
+      // The script sends only records that begin with their own field as id: that id, not whatever
+      // the JSON says further on (parseRecord reads a record whose id differs as unreadable).
+      const id = json.slice(7, json.indexOf('"', 7));
       cache.locks.set(id, parseRecord(id, json, this.serverNow));
     }
-    cache.fence = Number(lines[2]);
-    cache.tombstones = JSON.parse(lines[3]!) as Tombstone[];
+    cache.fence = Number(lines[1]);
+    cache.tombstones = JSON.parse(lines[2]!) as Tombstone[];
     cache.version = words[0]!;
     return touched;
   }
@@ -276,11 +264,10 @@ export class RedisStore implements Backend {
    * rewrites these records too), but a waiter finds the locks handed to it without asking. Only
    * answers made from the cache on purpose (TransactOptions.cached) may see the mix.
    */
-  private mix(message: string): string[] | null {
+  private mix(lines: readonly string[], words: readonly string[]): string[] | null {
     const cache = this.cache;
     if (cache === null) return null;
-    const lines = message.split('\n');
-    const touched = lines[0]!.split(' ').slice(3);
+    const touched = words.slice(3);
     this.writeRecords(cache, lines, touched);
     return touched;
   }
@@ -333,24 +320,34 @@ export class RedisStore implements Backend {
   private hear(channel: string, message: string): void {
     if (this.closed) return;
     const global = channel === this.channel;
-    // A holder informed of a new place in line behind it: news for the cache, not for its waits.
-    if (!global && message.charCodeAt(0) === 126) {
-      this.inform(message.slice(1));
-      return;
-    }
-    const listeners = global ? this.listeners : this.waiters.get(channel);
     let touched: string[] | null;
+    let inform = false;
     try {
-      if (message.charCodeAt(0) === 61) touched = this.replace(message);
-      else touched = this.follow(message);
+      const lines = message.split('\n');
+      const words = lines[0]!.split(' ');
+      // Marks at the end of the first line (see COMMIT_LUA): '~' when this process is told as a
+      // holder (news for its snapshot, not for its waits), then '=' and the epoch for a whole store.
+      if (!global && words[words.length - 1] === '~') {
+        inform = true;
+        words.pop();
+      }
+      const last = words[words.length - 1]!;
+      if (!global && last.charCodeAt(0) === 61) {
+        words.pop();
+        touched = this.replace(lines, words, last.slice(1));
+      } else {
+        touched = this.follow(lines, words);
+      }
       // A waiter's own news (its locks handed over) is worth having even on a snapshot that is
       // behind: see mix().
-      if (touched === null && !global) touched = this.mix(message);
+      if (touched === null && !global && !inform) touched = this.mix(lines, words);
     } catch {
       // A message we cannot read: the next decision syncs, and listeners look again.
       if (this.cache) this.cache.version = '';
       touched = null;
     }
+    if (inform) return;
+    const listeners = global ? this.listeners : this.waiters.get(channel);
     if (listeners) tell(listeners, touched);
   }
 
