@@ -678,6 +678,32 @@ describeRedis('the commit script', () => {
     const plain = heard[2]![1].split('\n');
     expect(plain[0]!.split(' ').filter((_, i) => i !== 2)).toEqual([woke[2], planted[2], 'z']);
     expect(plain.slice(1)).toEqual(['1', '', rec('z')]);
+    // Nor one whose field has a quote in it, which the JSON could otherwise seem to begin with.
+    const quoted = store(redis);
+    const [, quotedEpoch] = await quoted.sync();
+    const quotedWake = `{${quoted.prefix}}:wake:quoted`;
+    await subscriber.subscribe(quotedWake);
+    const bad = await quoted.commit({
+      epoch: quotedEpoch!,
+      version: '0',
+      fence: 1,
+      puts: [['a"z', '{"id":"a"z"}']],
+    });
+    const hinted = await quoted.commit({
+      epoch: quotedEpoch!,
+      version: bad[2]!,
+      fence: 1,
+      puts: [['c', rec('c')]],
+      wake: [quotedWake],
+    });
+    expect(hinted[0]).toBe('ok');
+    await expect.poll(() => heard.length, { timeout: 10_000 }).toBe(4);
+    expect(
+      heard[3]![1]
+        .split('\n')[0]!
+        .split(' ')
+        .filter((_, i) => i !== 2),
+    ).toEqual([hinted[2], bad[2], 'c']);
   });
 
   it('merges a commit of new tickets alone into a newer store, at a place the server gives', async () => {

@@ -265,7 +265,8 @@ if watched or wakes > 0 then
     for k = 1, #all, 2 do
       local field = all[k]
       if string.byte(field, 1) ~= 35 then
-        if string.sub(all[k + 1], 1, #field + 8) ~= '{"id":"' .. field .. '"' then
+        -- (A field with a quote or backslash in it could pass that test with JSON that says otherwise.)
+        if string.sub(all[k + 1], 1, #field + 8) ~= '{"id":"' .. field .. '"' or string.find(field, '["\\\\]') then
           full = nil
           break
         end
