@@ -97,8 +97,8 @@ if not epoch then
 end
 
 -- The answer to a client whose snapshot is old: a delta since its version while the changes list
--- still holds the commit made on it, else every lock.
-local function sync(kind)
+-- still holds the commit made on it, else every lock; fence_now is the store's fence.
+local function sync(kind, fence_now)
   local known = tonumber(ARGV[2]) or -1
   -- A delta is possible while the changes list still holds the commit made on the client's version.
   -- Clients are mostly a commit or two behind: the list is read from its newest end, a few at a time.
@@ -126,7 +126,7 @@ local function sync(kind)
       count = count * 4
     end
   end
-  local reply = {kind, epoch, version, now_text, fence, '', ''}
+  local reply = {kind, epoch, version, now_text, fence_now, '', ''}
   if delta then
     local ids = {'#tombstones', '#tomb_v'}
     for id in pairs(delta) do ids[#ids + 1] = id end
@@ -178,7 +178,7 @@ if epoch ~= ARGV[1] or version ~= ARGV[2] then
       if found[k] then mergeable = false end
     end
   end
-  if not mergeable then return sync('sync') end
+  if not mergeable then return sync('sync', fence) end
   local place = tonumber(fence) + 1
   if micros_n > place then place = micros_n end
   new_fence = string.format('%.0f', place)
@@ -279,18 +279,21 @@ if watched or wakes > 0 then
   message = table.concat(full or message, '\\n')
   -- A channel given as '~' and a name is a holder's, to inform (not wake): a last word '~' on the
   -- first line marks its message (older clients, again, find nothing under that id).
+  local told = nil
   for k = wakes_at + 1, wakes_at + wakes do
     if string.byte(ARGV[k], 1) == 126 then
-      local first = string.find(message, '\\n', 1, true)
-      redis.call('PUBLISH', string.sub(ARGV[k], 2), string.sub(message, 1, first - 1) .. ' ~' .. string.sub(message, first))
+      if not told then
+        local first = string.find(message, '\\n', 1, true)
+        told = string.sub(message, 1, first - 1) .. ' ~' .. string.sub(message, first)
+      end
+      redis.call('PUBLISH', string.sub(ARGV[k], 2), told)
     else
       redis.call('PUBLISH', ARGV[k], message)
     end
   end
 end
 -- A merged commit is answered as a sync from the client's version, with the fence after it.
-fence = fence_after
-if merged then return sync('merged') end
+if merged then return sync('merged', fence_after) end
 return {'ok', epoch, version, now_text}
 `;
 
