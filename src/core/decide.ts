@@ -59,6 +59,15 @@ export interface Changes {
    * Absent: nobody.
    */
   readonly inform?: string[];
+  /**
+   * Present when new tickets (waiting records queued behind every other one) are all the store could
+   * have gained since the snapshot without changing this step, unless a ticket is of one of these
+   * agents (as agent or as child). It holds for a step that only hands locks over in line, each
+   * freed lock to an exclusive one on the same scope: a later ticket that waited for the old lock
+   * waits for the new one (see rebaseAgents). A store that commits by compare-and-set (Redis) may
+   * then apply the step to a newer store instead of sending it back. Absent: it may not.
+   */
+  readonly rebase?: string[];
 }
 
 /** Names a waiting process for targeted wake-ups: its host, pid and start stamp. */
@@ -238,8 +247,42 @@ class Decision {
         events: this.events,
         ...(this.wake.size > 0 ? { wake: [...this.wake] } : {}),
         ...(this.inform.size > 0 ? { inform: [...this.inform] } : {}),
+        ...(this.promoted.size > 0 ? this.rebaseAgents() : {}),
       },
     };
+  }
+
+  /**
+   * Changes.rebase for a step whose every write is a lock handed over in line (promote) and whose
+   * every delete is a ticket so handed over or an active lock whose scope one of those exclusive
+   * locks now holds. A ticket queued later than the snapshot waited for something the step left as
+   * it was, or for a freed lock, whose scope is now held exclusively: it still waits, unless the
+   * new holder is its own agent or its parent (blocks()), hence the agents named.
+   */
+  private rebaseAgents(): { rebase?: string[] } {
+    if (this.tombstones !== null || this.events.length > 0 || this.written.size !== this.promoted.size)
+      return {};
+    const agents = new Set<string>();
+    for (const [ticket, lock] of this.promoted) {
+      if (this.written.get(lock.id) !== lock || !this.removed.has(ticket)) return {};
+      agents.add(lock.agent_id);
+    }
+    let freed = false;
+    for (const id of this.removed) {
+      if (this.promoted.has(id)) continue;
+      const record = this.state.locks.get(id)!;
+      if (record.unreadable || record.status !== 'active') return {};
+      const taken = [...this.promoted.values()].some(
+        (lock) =>
+          lock.mode === 'exclusive' &&
+          lock.kind === record.kind &&
+          lock.tree === record.tree &&
+          lock.scope === record.scope,
+      );
+      if (!taken) return {};
+      freed = true;
+    }
+    return freed ? { rebase: [...agents] } : {};
   }
 
   /** Provably gone: same host and no such process (pid reuse is not life); another host by age. */
@@ -256,6 +299,8 @@ class Decision {
     return !alive;
   }
 
+  /** Tickets this step handed over in line (promote): ticket id -> the lock that replaced it. */
+  private readonly promoted = new Map<string, LockRecord>();
   /** Set by a decision that may have freed a waiter's way without removing a record (an orphan). */
   promoting = false;
   /** Waiting processes to tell about this step (waiterKey): see Changes.wake. */
@@ -308,7 +353,7 @@ class Decision {
       for (const ticket of tickets) {
         this.remove(ticket);
         const { holder: _holder, ...rest } = ticket;
-        this.put({
+        const lock: LockRecord = {
           ...rest,
           id: `lk_${ticket.id.replace(/^wt_/, '')}`,
           host: holder.host,
@@ -320,7 +365,9 @@ class Decision {
           status: 'active',
           fence: this.nextFence(),
           taker: waiterKey(ticket),
-        });
+        };
+        this.put(lock);
+        this.promoted.set(ticket.id, lock);
       }
     }
   }

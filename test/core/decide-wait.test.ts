@@ -133,6 +133,50 @@ describe('waiting tickets', () => {
     expect([handed.agent_id, handed.taker]).toEqual(['B', key(61)]);
   });
 
+  it('says when a step stays right on a store that gained new tickets since its snapshot (rebase)', () => {
+    const { state, apply } = store();
+    const path = (pattern: string): Target => ({ scope: scopeFromPattern(pattern, 'path'), tree: 't' });
+    const release = (agent: string, t: Target) =>
+      decideRelease(state, ctx(agent, 0), { targets: [t], token: null });
+    // Handing the freed lock to an exclusive request on its very scope: a later ticket waits on as
+    // before, unless it is of the new holder (or its child), whom the step names.
+    apply(decideAcquire(state, ctx('A', 0), req('@r')));
+    apply(decideAcquire(state, ctx('B', 0), req('@r', ticket('b', 61))));
+    const handed = release('A', target('@r'));
+    expect(handed.changes.rebase).toEqual(['B']);
+    apply(handed);
+    // Freeing a lock nobody waits for: a later ticket may be free now, so no.
+    expect(release('B', target('@r')).changes.rebase).toBeUndefined();
+    // Handing over to shared requests: a later shared ticket would join them, so no.
+    apply(decideAcquire(state, ctx('A', 0), req('@s')));
+    for (const [agent, pid] of [
+      ['C', 62],
+      ['D', 63],
+    ] as const)
+      apply(decideAcquire(state, ctx(agent, 0), { ...req('@s', ticket(agent, pid)), mode: 'shared' }));
+    const sharedHand = release('A', target('@s'));
+    expect(sharedHand.changes.put.filter((r) => r.status === 'active')).toHaveLength(2);
+    expect(sharedHand.changes.rebase).toBeUndefined();
+    // Handing over part of the freed scope: a later ticket for the rest would be free, so no.
+    const wide = { targets: [path('src/**')], mode: 'exclusive' as const, intent: null, ttlSeconds: null };
+    apply(decideAcquire(state, ctx('A', 0), wide));
+    apply(decideAcquire(state, ctx('E', 0), { ...wide, targets: [path('src/a.ts')], wait: ticket('e', 64) }));
+    const narrow = release('A', path('src/**'));
+    expect(narrow.changes.put.map((r) => [r.agent_id, r.scope])).toEqual([['E', 'src/a.ts']]);
+    expect(narrow.changes.rebase).toBeUndefined();
+    // Reaping a dead waiter's ticket on the way: the line itself changed, so no.
+    apply(decideAcquire(state, ctx('A', 0), req('@q')));
+    apply(decideAcquire(state, ctx('F', 0), req('@q', ticket('f', 65))));
+    apply(decideAcquire(state, ctx('G', 0), req('@q', ticket('g', 66))));
+    dead.add(65);
+    const reaped = release('A', target('@q'));
+    expect(reaped.changes.put.map((r) => r.agent_id)).toEqual(['G']);
+    expect(reaped.changes.rebase).toBeUndefined();
+    dead.delete(65);
+    // A step that grants a lock of its own is never one.
+    expect(decideAcquire(state, ctx('H', 0), req('@free')).changes.rebase).toBeUndefined();
+  });
+
   it('does not hand a lock to a waiter whose process died', () => {
     const { state, apply } = store();
     apply(decideAcquire(state, ctx('A', 0), req('@r')));

@@ -11,8 +11,8 @@ import { describeRedis, type RedisServer, startRedis } from './server.js';
 interface CommitArgs {
   epoch: string;
   version: string;
-  /** ARGV[3..5]: '1' checks at <= server time < until. */
-  check?: '0' | '1' | '0m' | '1m';
+  /** ARGV[3..5]: '1' checks at <= server time < until; then 'm' (MERGE) or 'r' and agents (REBASE). */
+  check?: string;
   at?: number;
   until?: number;
   fence: number | string;
@@ -766,6 +766,138 @@ describeRedis('the commit script', () => {
     });
     expect(otherEpoch[0]).toBe('sync');
     expect(Object.keys((await s.state()).locks).sort()).toEqual(['lk', 'wt1']);
+  });
+
+  describe('rebases a hand-over onto a store that only gained new tickets since its snapshot', () => {
+    const lock = (id: string, agent: string, status = 'active', parent: string | null = null) =>
+      JSON.stringify({ id, agent_id: agent, parent_agent_id: parent, status, fence: 1 });
+    /** A holds lk, B waits (wt_b): the snapshot at `v1` that A's hand-over to B is decided on. */
+    async function line() {
+      const redis = client();
+      const s = store(redis);
+      const [, epoch] = await s.sync();
+      const first = await s.commit({
+        epoch: epoch!,
+        version: '0',
+        fence: 2,
+        puts: [
+          ['lk', lock('lk', 'A')],
+          ['wt_b', lock('wt_b', 'B', 'waiting')],
+        ],
+      });
+      const v1 = first[2]!;
+      const handOver = (extra: Partial<CommitArgs> = {}) =>
+        s.commit({
+          epoch: epoch!,
+          version: v1,
+          check: '0r\n"B"',
+          fence: 3,
+          id: 'hand-over',
+          puts: [['lk_b', lock('lk_b', 'B')]],
+          dels: ['wt_b', 'lk'],
+          ...extra,
+        });
+      return { s, epoch: epoch!, v1, handOver };
+    }
+
+    it('applies it, answers rebased with the delta since the snapshot, and once only', async () => {
+      const { s, epoch, v1, handOver } = await line();
+      const queued = await s.commit({
+        epoch,
+        version: v1,
+        fence: 4,
+        puts: [['wt_c', lock('wt_c', 'C', 'waiting')]],
+      });
+      expect(queued[0]).toBe('ok');
+      const answer = await handOver();
+      expect(answer.slice(0, 2)).toEqual(['rebased', epoch]);
+      const { locks, meta, changes } = await s.state();
+      expect(Object.keys(locks).sort()).toEqual(['lk_b', 'wt_c']);
+      expect(listed(answer)).toEqual({ lk: '', wt_b: '', lk_b: locks.lk_b, wt_c: locks.wt_c });
+      expect(answer[2]).toBe(meta.version);
+      // The fence only grows: the ticket's place (4) stays the store's.
+      expect(meta.fence).toBe('4');
+      // Sent again (a resend after a lost reply): the same answer, nothing applied twice.
+      const again = await handOver();
+      expect(again[0]).toBe('rebased');
+      expect((await s.state()).changes).toEqual(changes);
+    });
+
+    it('refuses it (a sync, nothing changed) when anything but new tickets of other agents came since', async () => {
+      const cases: [string, (c: Awaited<ReturnType<typeof line>>) => Promise<unknown>][] = [
+        [
+          'a lock',
+          (c) => c.s.commit({ epoch: c.epoch, version: c.v1, fence: 4, puts: [['lk_x', lock('lk_x', 'X')]] }),
+        ],
+        [
+          'a ticket of the agent handed the lock',
+          (c) =>
+            c.s.commit({
+              epoch: c.epoch,
+              version: c.v1,
+              fence: 4,
+              puts: [['wt_c', lock('wt_c', 'B', 'waiting')]],
+            }),
+        ],
+        [
+          "a ticket of that agent's child",
+          (c) =>
+            c.s.commit({
+              epoch: c.epoch,
+              version: c.v1,
+              fence: 4,
+              puts: [['wt_c', lock('wt_c', 'C', 'waiting', 'B')]],
+            }),
+        ],
+        [
+          'a ticket since gone',
+          async (c) => {
+            const put = await c.s.commit({
+              epoch: c.epoch,
+              version: c.v1,
+              fence: 4,
+              puts: [['wt_c', lock('wt_c', 'C', 'waiting')]],
+            });
+            await c.s.commit({ epoch: c.epoch, version: put[2]!, fence: 4, dels: ['wt_c'] });
+          },
+        ],
+        [
+          'a ticket that is no longer waiting',
+          (c) => c.s.commit({ epoch: c.epoch, version: c.v1, fence: 4, puts: [['wt_c', lock('wt_c', 'C')]] }),
+        ],
+        [
+          'new tombstones',
+          (c) =>
+            c.s.commit({
+              epoch: c.epoch,
+              version: c.v1,
+              fence: 4,
+              tombstones: '[{"fence":1}]',
+              puts: [['wt_c', lock('wt_c', 'C', 'waiting')]],
+            }),
+        ],
+      ];
+      for (const [what, since] of cases) {
+        const c = await line();
+        await since(c);
+        const before = await c.s.state();
+        const answer = await c.handOver();
+        expect([what, answer[0]]).toEqual([what, 'sync']);
+        expect(await c.s.state()).toEqual(before);
+      }
+      // Without the flag, or from another epoch, a new ticket alone is enough to refuse it.
+      for (const extra of [{ check: '0' }, { epoch: '1' }]) {
+        const c = await line();
+        await c.s.commit({
+          epoch: c.epoch,
+          version: c.v1,
+          fence: 4,
+          puts: [['wt_c', lock('wt_c', 'C', 'waiting')]],
+        });
+        expect((await c.handOver(extra))[0]).toBe('sync');
+        expect(Object.keys((await c.s.state()).locks).sort()).toEqual(['lk', 'wt_b', 'wt_c']);
+      }
+    });
   });
 
   it('keeps at least the last 1000 events, newest last, and not all of them', async () => {

@@ -198,6 +198,45 @@ describeRedis('redis store on the server clock', () => {
     }
   });
 
+  it('hands over in one round trip on a snapshot that misses a ticket queued since (rebased)', async () => {
+    prefix = `store-${randomBytes(6).toString('hex')}`;
+    const [a, b, c] = [await agent('A'), await agent('B'), await agent('C')];
+    const { Redis } = await import('ioredis');
+    const admin = new Redis(server.url);
+    const evalsha = async () =>
+      Number(/cmdstat_evalsha:calls=(\d+)/.exec((await admin.info('commandstats')) as string)?.[1] ?? 0);
+    const waitingIn = async () =>
+      Object.values(await admin.hgetall(`{${prefix}}:store`)).filter((json) =>
+        json.includes('"status":"waiting"'),
+      ).length;
+    const cacheOf = (locks: Locks) =>
+      (locks.backend as unknown as { cache: { locks: Map<string, { agent_id: string; status: string }> } })
+        .cache;
+    try {
+      // Taken without waiting, the lock names no process to inform: A sees B's ticket only by asking.
+      expect((await a.acquire('@line')).status).toBe('acquired');
+      const bWaits = b.acquire('@line', { wait: 10 });
+      await expect.poll(waitingIn, { timeout: 10_000 }).toBe(1);
+      await a.list();
+      const cWaits = c.acquire('@line', { wait: 10 });
+      await expect.poll(waitingIn, { timeout: 10_000 }).toBe(2);
+      // A's snapshot lacks C's ticket; its hand-over to B still commits, in one round trip.
+      const start = await evalsha();
+      expect((await a.release('@line')).status).toBe('released');
+      expect((await evalsha()) - start).toBe(1);
+      expect((await bWaits).status).toBe('acquired');
+      // The answer brought A's snapshot up to date: C's ticket is in it.
+      expect([...cacheOf(a).locks.values()].map((r) => `${r.agent_id}:${r.status}`).sort()).toEqual([
+        'B:active',
+        'C:waiting',
+      ]);
+      expect((await b.release('@line')).status).toBe('released');
+      expect((await cWaits).status).toBe('acquired');
+    } finally {
+      admin.disconnect();
+    }
+  });
+
   it('records breaks as events, newest last', async () => {
     prefix = `store-${randomBytes(6).toString('hex')}`;
     const [a, b] = [await agent('A'), await agent('B')];

@@ -22,7 +22,8 @@
  * ARGV[2] version of the snapshot, exactly as this script answered it
  * ARGV[3] '1': check the window ARGV[4] <= server time < ARGV[5]; '0': trust the client's clock;
  *         either followed by 'm' when the change set only takes a new place in line (new tickets,
- *         see MERGE below)
+ *         see MERGE below), or by 'r' and, one per line after it, the JSON strings of agents when
+ *         it may be rebased (REBASE below)
  * ARGV[4] the time the decision was made at, in epoch ms (the client's lower bound of server time)
  * ARGV[5] the first instant, in epoch ms, at which the decision could come out differently
  * ARGV[6] the fence after the decision (the store's, unless the decision granted some: the client
@@ -55,6 +56,15 @@
  * retry (the releaser then takes the lock again: unfair). The answer is 'merged' with a sync,
  * and the client decides again on it: the way may have come free meanwhile.
  *
+ * REBASE. A step that only hands locks over in line, each freed lock to an exclusive one on its
+ * scope (Changes.rebase in core/decide), comes out the same on a store that has since gained new
+ * tickets, unless one is of an agent it hands a lock to. Flagged 'r' with those agents, it is
+ * applied to a newer store when every commit since the client's version (among the last 8) wrote
+ * only tickets ('wt_' ids) that are all still waiting and none of those agents' (agent_id or
+ * parent_agent_id), and the tombstones did not change. A holder's release so wins against the
+ * previous holder queuing again, the usual race of a hand-off. The answer is 'rebased' with a
+ * sync: committed, and the client keeps its result.
+ *
  * Answers, as arrays of strings:
  *   {'ok', epoch, version, now}            committed (or validated), at server time `now` (ms)
  *   {'time', epoch, version, now}          nothing done: the snapshot is current but the clock
@@ -64,10 +74,12 @@
  *                                          lock; 'delta' lists the locks changed since the
  *                                          client's version, with '' for a deleted one
  *   {'merged', epoch, version, now, ...}   committed by MERGE, then answered as 'sync'
+ *   {'rebased', epoch, version, now, ...}  committed by REBASE, then answered as 'sync'
+ * A commit that arrives again after it was merged or rebased gets the same answer as then.
  */
 export const COMMIT_LUA = `
 local store, changes, events = KEYS[1], KEYS[2], KEYS[3]
-local CHANGES_KEPT, EVENTS_KEPT, SLICE, FULL_FIELDS = 128, 1000, 500, 48
+local CHANGES_KEPT, EVENTS_KEPT, SLICE, FULL_FIELDS, REACH = 128, 1000, 500, 48, 8
 
 -- Numbers are parsed from strings as rarely as possible: each tonumber() is a strtod().
 local t = redis.call('TIME')
@@ -113,14 +125,15 @@ local function sync(kind, fence_now)
         local words = {}
         for word in string.gmatch(entries[k], '%S+') do words[#words + 1] = word end
         for w = 4, #words do seen[words[w]] = true end
+        local mine = ARGV[9] ~= '' and words[3] == ARGV[9]
         if words[2] == ARGV[2] then
           -- This very commit was applied already: answer as the first time.
-          if ARGV[9] ~= '' and words[3] == ARGV[9] then
-            return {'ok', epoch, words[1], now_text}
-          end
+          if mine then return {'ok', epoch, words[1], now_text} end
           delta = seen
           break
         end
+        -- Applied already, on a newer store (merged or rebased): answered as then, with the delta.
+        if mine then kind = string.byte(ARGV[3], 2) == 114 and 'rebased' or 'merged' end
       end
       stop = stop - count
       count = count * 4
@@ -164,11 +177,49 @@ local outside = string.byte(ARGV[3], 1) == 49 and (now < tonumber(ARGV[4]) or no
 local records = {}
 for k = 1, puts do records[k] = ARGV[10 + 2 * k] end
 local new_fence = ARGV[6]
-local merged = false
+local merged, rebased = false, false
+
+-- REBASE: true when every commit since the client's version (found among the last REACH) only
+-- wrote tickets that are still waiting, none of them of an agent ARGV[3] names (as agent_id or
+-- parent_agent_id), and the tombstones did not change.
+local function rebasable()
+  local known = tonumber(ARGV[2])
+  if not known then return false end
+  local entries = redis.call('LRANGE', changes, -REACH, -1)
+  local ids = {'#tomb_v'}
+  local reached = false
+  for k = #entries, 1, -1 do
+    local words = {}
+    for word in string.gmatch(entries[k], '%S+') do words[#words + 1] = word end
+    if #words < 4 then return false end
+    for w = 4, #words do
+      if string.sub(words[w], 1, 3) ~= 'wt_' then return false end
+      ids[#ids + 1] = words[w]
+    end
+    if words[2] == ARGV[2] then
+      reached = true
+      break
+    end
+  end
+  if not reached then return false end
+  local values = redis.call('HMGET', store, unpack(ids))
+  if tonumber(values[1] or '0') > known then return false end
+  local agents = {}
+  for agent in string.gmatch(string.sub(ARGV[3], 4), '[^\\n]+') do agents[#agents + 1] = 'agent_id":' .. agent end
+  for k = 2, #ids do
+    local json = values[k]
+    if not json or not string.find(json, '"status":"waiting"', 1, true) then return false end
+    for a = 1, #agents do
+      if string.find(json, agents[a], 1, true) then return false end
+    end
+  end
+  return true
+end
 
 if epoch ~= ARGV[1] or version ~= ARGV[2] then
-  local mergeable = epoch == ARGV[1] and string.byte(ARGV[3], 2) == 109 and not outside and puts > 0
-    and puts <= 100 and dels == 0 and first_event > #ARGV and ARGV[7] == ''
+  local flag = string.byte(ARGV[3], 2)
+  local usable = epoch == ARGV[1] and not outside and first_event > #ARGV and ARGV[7] == ''
+  local mergeable = usable and flag == 109 and puts > 0 and puts <= 100 and dels == 0
   if mergeable then
     local ids = {}
     for k = 1, puts do ids[k] = ARGV[9 + 2 * k] end
@@ -178,14 +229,19 @@ if epoch ~= ARGV[1] or version ~= ARGV[2] then
       if found[k] then mergeable = false end
     end
   end
-  if not mergeable then return sync('sync', fence) end
-  local place = tonumber(fence) + 1
-  if micros_n > place then place = micros_n end
-  new_fence = string.format('%.0f', place)
-  for k = 1, puts do
-    records[k] = string.gsub(records[k], '"fence":%d+', '"fence":' .. new_fence, 1)
+  if mergeable then
+    local place = tonumber(fence) + 1
+    if micros_n > place then place = micros_n end
+    new_fence = string.format('%.0f', place)
+    for k = 1, puts do
+      records[k] = string.gsub(records[k], '"fence":%d+', '"fence":' .. new_fence, 1)
+    end
+    merged = true
+  elseif usable and flag == 114 and rebasable() then
+    rebased = true
+  else
+    return sync('sync', fence)
   end
-  merged = true
 end
 
 if outside then
@@ -292,8 +348,9 @@ if watched or wakes > 0 then
     end
   end
 end
--- A merged commit is answered as a sync from the client's version, with the fence after it.
+-- A merged or rebased commit is answered as a sync from the client's version, with the fence after it.
 if merged then return sync('merged', fence_after) end
+if rebased then return sync('rebased', fence_after) end
 return {'ok', epoch, version, now_text}
 `;
 

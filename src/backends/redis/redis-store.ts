@@ -97,6 +97,15 @@ function onlyNewTickets(changes: Changes, cache: Cache): boolean {
   );
 }
 
+/** ARGV[3] after its first character: how the script may apply the changes to a newer store. */
+function commitFlag(changes: Changes, cache: Cache): string {
+  if (onlyNewTickets(changes, cache)) return 'm';
+  if (changes.rebase === undefined) return '';
+  let flag = 'r';
+  for (const agent of changes.rebase) flag += `\n${JSON.stringify(agent)}`;
+  return flag;
+}
+
 export class RedisStore implements Backend {
   readonly kind = 'redis' as const;
   readonly location: string;
@@ -407,7 +416,7 @@ export class RedisStore implements Backend {
         this.validUntil(now),
         clock === undefined,
       );
-      if (answer === 'folded') return decided.result;
+      if (answer === 'folded' || answer === 'rebased') return decided.result;
       if (answer === 'ok') {
         if (!readOnly) applyChanges(this.cache!, changes);
         return decided.result;
@@ -442,7 +451,8 @@ export class RedisStore implements Backend {
   /**
    * Sends a change set (or null: validate only) and folds the answer into the cache: 'ok' when
    * committed, 'folded' when committed and already in the cache (it came on the channel first),
-   * 'again' when the caller must decide again on the refreshed cache.
+   * 'rebased' when committed on a newer store (the cache is synced to it), 'again' when the caller
+   * must decide again on the refreshed cache.
    */
   private async commit(
     client: Client,
@@ -450,7 +460,7 @@ export class RedisStore implements Backend {
     now: number,
     validUntil: number,
     checkTime: boolean,
-  ): Promise<'ok' | 'folded' | 'again'> {
+  ): Promise<'ok' | 'folded' | 'rebased' | 'again'> {
     const cache = this.cache;
     // Built with push, not spreads and flatMap: this runs on every decision.
     const args = [
@@ -459,7 +469,7 @@ export class RedisStore implements Backend {
       this.keys[2]!,
       cache?.epoch ?? '',
       cache?.version ?? '',
-      (checkTime ? '1' : '0') + (changes !== null && cache && onlyNewTickets(changes, cache) ? 'm' : ''),
+      (checkTime ? '1' : '0') + (changes !== null && cache ? commitFlag(changes, cache) : ''),
       String(now),
       String(validUntil),
       String(changes?.fence ?? cache?.fence ?? 0),
@@ -493,10 +503,11 @@ export class RedisStore implements Backend {
       return 'ok';
     }
     if (kind === 'time') return 'again';
-    // 'sync', or 'merged': our new tickets went in at the server's place in line, and the answer
-    // brings the cache up to date with them; deciding again finds them (and maybe a free way).
+    // 'sync'; 'merged': our new tickets went in at the server's place in line, and the answer
+    // brings the cache up to date with them, deciding again finds them (and maybe a free way);
+    // 'rebased': our changes went in on a newer store, the decision stands.
     this.applySync(reply, epoch, version);
-    return 'again';
+    return kind === 'rebased' ? 'rebased' : 'again';
   }
 
   private applySync(reply: string[], epoch: string, version: string): void {
