@@ -15,6 +15,7 @@
 // Records go to the parent in batches over IPC (advanced serialization, so bigints pass), outside
 // the timed section. The worker exits when its IPC channel closes, so a dying parent leaves none.
 import { createRequire } from 'node:module';
+import { PerformanceObserver } from 'node:perf_hooks';
 
 // Each worker loads only what its contender needs: a file-store worker that also loaded the Redis
 // libraries would pay for their start-up work (below) inside its measured hand-offs. ioredis is
@@ -26,6 +27,18 @@ const { contender, resource, holdUs, leaseMs, index } = config;
 const BATCH = 20;
 
 process.on('disconnect', () => process.exit(0));
+
+// Garbage-collection pauses of this process, on the records' clock (performance.now() and hrtime are
+// both monotonic, so one offset converts): a pause inside a hand-off delays it, whoever contends,
+// and the parent says how many hand-offs overlap one.
+const gcPauses = [];
+const hrAtStart = process.hrtime.bigint();
+const nowAtStart = performance.now();
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    gcPauses.push([hrAtStart + BigInt(Math.round((entry.startTime - nowAtStart) * 1e6)), entry.duration]);
+  }
+}).observe({ entryTypes: ['gc'] });
 
 let stopping = false;
 let go = null;
@@ -254,7 +267,9 @@ try {
   flush();
   await steps.close();
   // CPU of the loop only (from 'go' to the last release), not of start-up.
-  process.send({ type: 'done', index, cpuMs: (cpu.user + cpu.system) / 1000, grants }, () =>
+  // Entries reach the observer a moment after each pause: let the last ones in.
+  await new Promise((resolve) => setImmediate(resolve));
+  process.send({ type: 'done', index, cpuMs: (cpu.user + cpu.system) / 1000, grants, gcPauses }, () =>
     process.disconnect(),
   );
 } catch (error) {

@@ -570,6 +570,7 @@ async function handoffRound(config) {
   let timedOut = false;
   let cpuMs = 0;
   let loopGrants = 0;
+  const gcPauses = [];
   const serverCpu = config.serverPid ? processCpuMs(config.serverPid) : null;
   try {
     await new Promise((resolve, reject) => {
@@ -603,6 +604,7 @@ async function handoffRound(config) {
             w.finished = true;
             cpuMs += message.cpuMs;
             loopGrants += message.grants;
+            for (const [at, ms] of message.gcPauses ?? []) gcPauses.push({ worker: i, at, ms });
             if (++done === HANDOFF_WORKERS) resolve();
           } else if (message.type === 'error') {
             reject(new Error(`worker ${i}: ${message.message.split('\n').slice(0, 3).join(' | ')}`));
@@ -627,7 +629,7 @@ async function handoffRound(config) {
     await Promise.all(workers.map((w) => w.exited));
   }
   const serverCpuMs = serverCpu === null ? null : processCpuMs(config.serverPid) - serverCpu;
-  return { records, timedOut, cpuMs, serverCpuMs, loopGrants };
+  return { records, timedOut, cpuMs, serverCpuMs, loopGrants, gcPauses };
 }
 
 /** CPU time (user + system, ms) a process has used so far, from /proc (Linux); null elsewhere. */
@@ -664,18 +666,31 @@ function handoffStats(rounds, byFence, skip = SETTINGS.handoffWarmup) {
   const perWorker = new Array(HANDOFF_WORKERS).fill(0);
   let self = 0;
   let overlaps = 0;
-  for (const { records } of rounds) {
+  const pauses = [];
+  for (const { records, gcPauses = [] } of rounds) {
     const sorted = [...records].sort((x, y) => {
       const [a, b] = byFence ? [x.order, y.order] : [x.granted, y.granted];
       return a < b ? -1 : a > b ? 1 : 0;
     });
     const end = Math.min(sorted.length, skip + SETTINGS.handoffsPerRound + 1);
+    if (end > skip + 1) {
+      const from = sorted[skip].relStart;
+      const to = sorted[end - 1].granted;
+      for (const g of gcPauses) if (g.at < to && g.at > from) pauses.push(g.ms);
+    }
     for (let i = skip + 1; i < end; i++) {
       const prev = sorted[i - 1];
       const cur = sorted[i];
       const latency = msOf(cur.granted - prev.relStart);
       if (latency < 0) overlaps += 1;
-      all.push({ latency, attempts: cur.attempts, wakes: cur.trace?.wakes ?? null });
+      // A pause of the releasing or the next holding process inside this hand-off.
+      const paused = gcPauses.some(
+        (g) =>
+          (g.worker === prev.worker || g.worker === cur.worker) &&
+          g.at < cur.granted &&
+          g.at + BigInt(Math.round(g.ms * 1e6)) > prev.relStart,
+      );
+      all.push({ latency, attempts: cur.attempts, wakes: cur.trace?.wakes ?? null, paused });
       if (cur.trace) {
         wakes.push(cur.trace.wakes);
         if (cur.trace.subscribeMs > 0) subscribe.push(cur.trace.subscribeMs);
@@ -722,6 +737,16 @@ function handoffStats(rounds, byFence, skip = SETTINGS.handoffWarmup) {
     attemptsMean: mean(attempts),
     attemptsMax: attempts.length === 0 ? null : Math.max(...attempts),
     attemptsMeanSlowest1pc: mean(slow.map((h) => h.attempts)),
+    // Garbage collection in the workers during the measured hand-offs: pauses per 1000 hand-offs,
+    // their median length, and the share of hand-offs (all, and the slowest 1%) that a pause of the
+    // releasing or the next holding process overlaps.
+    gcPausesPer1000: all.length === 0 ? null : round((1000 * pauses.length) / all.length, 1),
+    gcPauseP50Ms: pauses.length === 0 ? null : ms(percentile(pauses, 50)),
+    gcPausedShare: all.length === 0 ? null : round(all.filter((h) => h.paused).length / all.length, 3),
+    gcPausedShareSlowest1pc: (() => {
+      const slowest = all.filter((h) => h.latency >= p99);
+      return slowest.length === 0 ? null : round(slowest.filter((h) => h.paused).length / slowest.length, 3);
+    })(),
     // agent-lock only (null otherwise): store notifications per waiting acquire, the watchWaiter()
     // set-up of each waiting acquire, previous release start -> last wake-up before the
     // grant, and that wake-up -> grant.
@@ -1154,6 +1179,21 @@ try {
         fmt(r.attemptsMeanSlowest1pc, 2),
         fmt(r.workerCpuMsPerHandoff),
         fmt(r.serverCpuMsPerHandoff),
+      ]),
+    [],
+  );
+  const pct = (share) => (share === null ? '-' : `${(share * 100).toFixed(1)}%`);
+  table(
+    '  garbage collection in the workers: pauses, and hand-offs a pause of the releaser or the next holder overlaps',
+    ['contender', 'pauses per 1000 hand-offs', 'pause p50 ms', 'hand-offs overlapped', 'of the slowest 1%'],
+    f.contenders
+      .filter((r) => r.error === null)
+      .map((r) => [
+        r.name,
+        fmt(r.gcPausesPer1000, 1),
+        fmt(r.gcPauseP50Ms),
+        pct(r.gcPausedShare),
+        pct(r.gcPausedShareSlowest1pc),
       ]),
     [],
   );
