@@ -64,8 +64,10 @@ export interface Changes {
    * have gained since the snapshot without changing this step, unless a ticket is of one of these
    * agents (as agent or as child). It holds for a step that only hands locks over in line, each
    * freed lock to an exclusive one on the same scope: a later ticket that waited for the old lock
-   * waits for the new one (see rebaseAgents). A store that commits by compare-and-set (Redis) may
-   * then apply the step to a newer store instead of sending it back. Absent: it may not.
+   * waits for the new one (see rebaseAgents). Only releases say so: their answers do not depend on
+   * tickets, while a look (list, check, a refused acquire) whose reaping handed a lock over would
+   * answer from the snapshot. A store that commits by compare-and-set (Redis) may then apply the
+   * step to a newer store instead of sending it back. Absent: it may not.
    */
   readonly rebase?: string[];
 }
@@ -247,7 +249,7 @@ class Decision {
         events: this.events,
         ...(this.wake.size > 0 ? { wake: [...this.wake] } : {}),
         ...(this.inform.size > 0 ? { inform: [...this.inform] } : {}),
-        ...(this.promoted.size > 0 ? this.rebaseAgents() : {}),
+        ...(this.releasing && this.promoted.size > 0 ? this.rebaseAgents() : {}),
       },
     };
   }
@@ -299,6 +301,8 @@ class Decision {
     return !alive;
   }
 
+  /** Set by a release: its answer does not depend on tickets, so it may say Changes.rebase. */
+  releasing = false;
   /** Tickets this step handed over in line (promote): ticket id -> the lock that replaced it. */
   private readonly promoted = new Map<string, LockRecord>();
   /** Set by a decision that may have freed a waiter's way without removing a record (an orphan). */
@@ -832,6 +836,7 @@ export function decideLeaseRelease(
   req: { refs: readonly LeaseRef[] },
 ): Decided<Outcome<ReleaseStatus>> {
   const d = new Decision(state, ctx);
+  d.releasing = true;
   d.reap();
   const found = leaseRecords(d, req.refs);
   const present = found.filter((r): r is LockRecord => r !== undefined);
@@ -850,6 +855,7 @@ export function decideRelease(
   req: { targets: readonly Target[] | 'all'; token: string | null },
 ): Decided<Outcome<ReleaseStatus>> {
   const d = new Decision(state, ctx);
+  d.releasing = true;
   d.reap();
   const tokenHash = req.token === null ? null : ctx.hashToken(req.token);
   if (req.targets === 'all') {

@@ -175,6 +175,18 @@ describe('waiting tickets', () => {
     dead.delete(65);
     // A step that grants a lock of its own is never one.
     expect(decideAcquire(state, ctx('H', 0), req('@free')).changes.rebase).toBeUndefined();
+    // Nor a look whose reaping hands a lock over (its holder died): its answer is the snapshot's.
+    const mortal = {
+      ...ctx('J', 0),
+      caller: { ...ctx('J', 0).caller, holder: { host: HOST, pid: 67, started: 's' } },
+    };
+    apply(decideAcquire(state, mortal, req('@dies')));
+    apply(decideAcquire(state, ctx('K', 0), req('@dies', ticket('k', 68))));
+    dead.add(67);
+    const look = decideList(state, ctx('X', 0), { mineOnly: false });
+    expect(look.changes.put.map((r) => [r.agent_id, r.status])).toEqual([['K', 'active']]);
+    expect(look.changes.rebase).toBeUndefined();
+    dead.delete(67);
   });
 
   it('does not hand a lock to a waiter whose process died', () => {

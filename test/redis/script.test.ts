@@ -768,9 +768,47 @@ describeRedis('the commit script', () => {
     expect(Object.keys((await s.state()).locks).sort()).toEqual(['lk', 'wt1']);
   });
 
+  it('does not merge a resent ticket again after it was handed over', async () => {
+    const redis = client();
+    const s = store(redis);
+    const [, epoch] = await s.sync();
+    const ticket = JSON.stringify({ id: 'wt1', status: 'waiting', fence: 2 });
+    const first = await s.commit({ epoch: epoch!, version: '0', fence: 1, puts: [['lk', rec('lk')]] });
+    const merge = {
+      epoch: epoch!,
+      version: '0',
+      check: '0m',
+      fence: 2,
+      id: 'merge-1',
+      puts: [['wt1', ticket]],
+    } as const;
+    const merged = await s.commit({ ...merge, puts: [['wt1', ticket]] });
+    expect(merged[0]).toBe('merged');
+    // The ticket is handed its lock (wt1 gone), then the merge arrives again (a lost reply).
+    const handed = await s.commit({
+      epoch: epoch!,
+      version: merged[2]!,
+      fence: 3,
+      puts: [['lk_1', rec('lk_1')]],
+      dels: ['wt1', 'lk'],
+    });
+    expect(handed[0]).toBe('ok');
+    const before = await s.state();
+    const again = await s.commit({ ...merge, puts: [['wt1', ticket]] });
+    expect(again[0]).toBe('merged');
+    expect(await s.state()).toEqual(before);
+    expect(first[0]).toBe('ok');
+  });
+
   describe('rebases a hand-over onto a store that only gained new tickets since its snapshot', () => {
-    const lock = (id: string, agent: string, status = 'active', parent: string | null = null) =>
-      JSON.stringify({ id, agent_id: agent, parent_agent_id: parent, status, fence: 1 });
+    const lock = (
+      id: string,
+      agent: string,
+      status = 'active',
+      parent: string | null = null,
+      expires = 9e12,
+    ) =>
+      JSON.stringify({ id, agent_id: agent, parent_agent_id: parent, expires_at: expires, status, fence: 1 });
     /** A holds lk, B waits (wt_b): the snapshot at `v1` that A's hand-over to B is decided on. */
     async function line() {
       const redis = client();
@@ -823,6 +861,24 @@ describeRedis('the commit script', () => {
       expect((await s.state()).changes).toEqual(changes);
     });
 
+    it("applies it over another agent's ticket queued and then refreshed since", async () => {
+      const { s, epoch, v1, handOver } = await line();
+      const queued = await s.commit({
+        epoch,
+        version: v1,
+        fence: 4,
+        puts: [['wt_c', lock('wt_c', 'C', 'waiting')]],
+      });
+      await s.commit({
+        epoch,
+        version: queued[2]!,
+        fence: 4,
+        puts: [['wt_c', lock('wt_c', 'C', 'waiting', null, 9.1e12)]],
+      });
+      expect((await handOver())[0]).toBe('rebased');
+      expect(Object.keys((await s.state()).locks).sort()).toEqual(['lk_b', 'wt_c']);
+    });
+
     it('refuses it (a sync, nothing changed) when anything but new tickets of other agents came since', async () => {
       const cases: [string, (c: Awaited<ReturnType<typeof line>>) => Promise<unknown>][] = [
         [
@@ -859,6 +915,43 @@ describeRedis('the commit script', () => {
               puts: [['wt_c', lock('wt_c', 'C', 'waiting')]],
             });
             await c.s.commit({ epoch: c.epoch, version: put[2]!, fence: 4, dels: ['wt_c'] });
+          },
+        ],
+        [
+          'a ticket that has lapsed',
+          (c) =>
+            c.s.commit({
+              epoch: c.epoch,
+              version: c.v1,
+              fence: 4,
+              puts: [['wt_c', lock('wt_c', 'C', 'waiting', null, 1)]],
+            }),
+        ],
+        [
+          'a refresh of the ticket handed over',
+          (c) =>
+            c.s.commit({
+              epoch: c.epoch,
+              version: c.v1,
+              fence: 4,
+              puts: [['wt_b', lock('wt_b', 'B', 'waiting', null, 9.1e12)]],
+            }),
+        ],
+        [
+          'more commits than it looks back over (9 tickets)',
+          async (c) => {
+            let version = c.v1;
+            for (let k = 0; k < 9; k++) {
+              const id = `wt_c${k}`;
+              version = (
+                await c.s.commit({
+                  epoch: c.epoch,
+                  version,
+                  fence: 4,
+                  puts: [[id, lock(id, 'C', 'waiting')]],
+                })
+              )[2]!;
+            }
           },
         ],
         [

@@ -60,8 +60,9 @@
  * scope (Changes.rebase in core/decide), comes out the same on a store that has since gained new
  * tickets, unless one is of an agent it hands a lock to. Flagged 'r' with those agents, it is
  * applied to a newer store when every commit since the client's version (among the last 8) wrote
- * only tickets ('wt_' ids) that are all still waiting and none of those agents' (agent_id or
- * parent_agent_id), and the tombstones did not change. A holder's release so wins against the
+ * only tickets ('wt_' ids) that are all still waiting, unlapsed and none of those agents' (agent_id
+ * or parent_agent_id), and the tombstones did not change. Only releases are flagged: a look whose
+ * reaping handed a lock over would answer from the old snapshot. A holder's release so wins against the
  * previous holder queuing again, the usual race of a hand-off. The answer is 'rebased' with a
  * sync: committed, and the client keeps its result.
  *
@@ -75,11 +76,13 @@
  *                                          client's version, with '' for a deleted one
  *   {'merged', epoch, version, now, ...}   committed by MERGE, then answered as 'sync'
  *   {'rebased', epoch, version, now, ...}  committed by REBASE, then answered as 'sync'
- * A commit that arrives again after it was merged or rebased gets the same answer as then.
+ * A commit that arrives again after it was merged or rebased gets the same answer as then, and is
+ * not applied twice: a merge while it is among the last 32 commits, a rebase always (its own entry
+ * fails the check).
  */
 export const COMMIT_LUA = `
 local store, changes, events = KEYS[1], KEYS[2], KEYS[3]
-local CHANGES_KEPT, EVENTS_KEPT, SLICE, FULL_FIELDS, REACH = 128, 1000, 500, 48, 8
+local CHANGES_KEPT, EVENTS_KEPT, SLICE, FULL_FIELDS, REACH, RESENT_REACH = 128, 1000, 500, 48, 8, 32
 
 -- Numbers are parsed from strings as rarely as possible: each tonumber() is a strtod().
 local t = redis.call('TIME')
@@ -179,9 +182,21 @@ for k = 1, puts do records[k] = ARGV[10 + 2 * k] end
 local new_fence = ARGV[6]
 local merged, rebased = false, false
 
+-- Whether this very commit (its id, ARGV[9]) is among the last RESENT_REACH entries: sent again
+-- after a lost reply, a merge must not go in twice (its ticket may have been handed over since).
+local function resent()
+  if ARGV[9] == '' then return false end
+  for _, entry in ipairs(redis.call('LRANGE', changes, -RESENT_REACH, -1)) do
+    if string.match(entry, '^%S+ %S+ (%S+)') == ARGV[9] then return true end
+  end
+  return false
+end
+
 -- REBASE: true when every commit since the client's version (found among the last REACH) only
--- wrote tickets that are still waiting, none of them of an agent ARGV[3] names (as agent_id or
--- parent_agent_id), and the tombstones did not change.
+-- wrote tickets that are still waiting and have not lapsed, none of them of an agent ARGV[3] names
+-- (as agent_id or parent_agent_id), and the tombstones did not change. An entry's words are its
+-- version, the previous one, the commit id, then the ids it touched (written so since before
+-- tickets existed).
 local function rebasable()
   local known = tonumber(ARGV[2])
   if not known then return false end
@@ -209,6 +224,9 @@ local function rebasable()
   for k = 2, #ids do
     local json = values[k]
     if not json or not string.find(json, '"status":"waiting"', 1, true) then return false end
+    -- A lapsed ticket would be reaped by the step on this store, and whoever waits behind it served.
+    local expires = tonumber(string.match(json, '"expires_at":(%d+)'))
+    if not expires or expires <= now then return false end
     for a = 1, #agents do
       if string.find(json, agents[a], 1, true) then return false end
     end
@@ -219,7 +237,7 @@ end
 if epoch ~= ARGV[1] or version ~= ARGV[2] then
   local flag = string.byte(ARGV[3], 2)
   local usable = epoch == ARGV[1] and not outside and first_event > #ARGV and ARGV[7] == ''
-  local mergeable = usable and flag == 109 and puts > 0 and puts <= 100 and dels == 0
+  local mergeable = usable and flag == 109 and puts > 0 and puts <= 100 and dels == 0 and not resent()
   if mergeable then
     local ids = {}
     for k = 1, puts do ids[k] = ARGV[9 + 2 * k] end

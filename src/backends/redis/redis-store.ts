@@ -505,8 +505,11 @@ export class RedisStore implements Backend {
     if (kind === 'time') return 'again';
     // 'sync'; 'merged': our new tickets went in at the server's place in line, and the answer
     // brings the cache up to date with them, deciding again finds them (and maybe a free way);
-    // 'rebased': our changes went in on a newer store, the decision stands.
-    this.applySync(reply, epoch, version);
+    // 'rebased': our changes went in on a newer store, the decision stands. A cache that a named
+    // message moved past the answer's version meanwhile is newer still: it stays.
+    const current = this.cache;
+    if (!(current && current.epoch === epoch && Number(current.version) > Number(version)))
+      this.applySync(reply, epoch, version);
     return kind === 'rebased' ? 'rebased' : 'again';
   }
 
