@@ -835,18 +835,26 @@ describeRedis('the commit script', () => {
           dels: ['wt_b', 'lk'],
           ...extra,
         });
-      return { s, epoch: epoch!, v1, handOver };
+      /** A ticket of `agent` committed on `version` (default: the snapshot's), as a queue step would. */
+      const ticketSince = (
+        id: string,
+        agent: string,
+        version = v1,
+        parent: string | null = null,
+        expires = 9e12,
+      ) =>
+        s.commit({
+          epoch: epoch!,
+          version,
+          fence: 4,
+          puts: [[id, lock(id, agent, 'waiting', parent, expires)]],
+        });
+      return { s, epoch: epoch!, v1, handOver, ticketSince };
     }
 
     it('applies it, answers rebased with the delta since the snapshot, and once only', async () => {
-      const { s, epoch, v1, handOver } = await line();
-      const queued = await s.commit({
-        epoch,
-        version: v1,
-        fence: 4,
-        puts: [['wt_c', lock('wt_c', 'C', 'waiting')]],
-      });
-      expect(queued[0]).toBe('ok');
+      const { s, epoch, handOver, ticketSince } = await line();
+      expect((await ticketSince('wt_c', 'C'))[0]).toBe('ok');
       const answer = await handOver();
       expect(answer.slice(0, 2)).toEqual(['rebased', epoch]);
       const { locks, meta, changes } = await s.state();
@@ -862,19 +870,9 @@ describeRedis('the commit script', () => {
     });
 
     it("applies it over another agent's ticket queued and then refreshed since", async () => {
-      const { s, epoch, v1, handOver } = await line();
-      const queued = await s.commit({
-        epoch,
-        version: v1,
-        fence: 4,
-        puts: [['wt_c', lock('wt_c', 'C', 'waiting')]],
-      });
-      await s.commit({
-        epoch,
-        version: queued[2]!,
-        fence: 4,
-        puts: [['wt_c', lock('wt_c', 'C', 'waiting', null, 9.1e12)]],
-      });
+      const { s, handOver, ticketSince } = await line();
+      const queued = await ticketSince('wt_c', 'C');
+      await ticketSince('wt_c', 'C', queued[2]!, null, 9.1e12);
       expect((await handOver())[0]).toBe('rebased');
       expect(Object.keys((await s.state()).locks).sort()).toEqual(['lk_b', 'wt_c']);
     });
@@ -885,73 +883,22 @@ describeRedis('the commit script', () => {
           'a lock',
           (c) => c.s.commit({ epoch: c.epoch, version: c.v1, fence: 4, puts: [['lk_x', lock('lk_x', 'X')]] }),
         ],
-        [
-          'a ticket of the agent handed the lock',
-          (c) =>
-            c.s.commit({
-              epoch: c.epoch,
-              version: c.v1,
-              fence: 4,
-              puts: [['wt_c', lock('wt_c', 'B', 'waiting')]],
-            }),
-        ],
-        [
-          "a ticket of that agent's child",
-          (c) =>
-            c.s.commit({
-              epoch: c.epoch,
-              version: c.v1,
-              fence: 4,
-              puts: [['wt_c', lock('wt_c', 'C', 'waiting', 'B')]],
-            }),
-        ],
+        ['a ticket of the agent handed the lock', (c) => c.ticketSince('wt_c', 'B')],
+        ["a ticket of that agent's child", (c) => c.ticketSince('wt_c', 'C', c.v1, 'B')],
         [
           'a ticket since gone',
           async (c) => {
-            const put = await c.s.commit({
-              epoch: c.epoch,
-              version: c.v1,
-              fence: 4,
-              puts: [['wt_c', lock('wt_c', 'C', 'waiting')]],
-            });
+            const put = await c.ticketSince('wt_c', 'C');
             await c.s.commit({ epoch: c.epoch, version: put[2]!, fence: 4, dels: ['wt_c'] });
           },
         ],
-        [
-          'a ticket that has lapsed',
-          (c) =>
-            c.s.commit({
-              epoch: c.epoch,
-              version: c.v1,
-              fence: 4,
-              puts: [['wt_c', lock('wt_c', 'C', 'waiting', null, 1)]],
-            }),
-        ],
-        [
-          'a refresh of the ticket handed over',
-          (c) =>
-            c.s.commit({
-              epoch: c.epoch,
-              version: c.v1,
-              fence: 4,
-              puts: [['wt_b', lock('wt_b', 'B', 'waiting', null, 9.1e12)]],
-            }),
-        ],
+        ['a ticket that has lapsed', (c) => c.ticketSince('wt_c', 'C', c.v1, null, 1)],
+        ['a refresh of the ticket handed over', (c) => c.ticketSince('wt_b', 'B', c.v1, null, 9.1e12)],
         [
           'more commits than it looks back over (9 tickets)',
           async (c) => {
             let version = c.v1;
-            for (let k = 0; k < 9; k++) {
-              const id = `wt_c${k}`;
-              version = (
-                await c.s.commit({
-                  epoch: c.epoch,
-                  version,
-                  fence: 4,
-                  puts: [[id, lock(id, 'C', 'waiting')]],
-                })
-              )[2]!;
-            }
+            for (let k = 0; k < 9; k++) version = (await c.ticketSince(`wt_c${k}`, 'C', version))[2]!;
           },
         ],
         [
@@ -981,12 +928,7 @@ describeRedis('the commit script', () => {
       // Without the flag, or from another epoch, a new ticket alone is enough to refuse it.
       for (const extra of [{ check: '0' }, { epoch: '1' }]) {
         const c = await line();
-        await c.s.commit({
-          epoch: c.epoch,
-          version: c.v1,
-          fence: 4,
-          puts: [['wt_c', lock('wt_c', 'C', 'waiting')]],
-        });
+        await c.ticketSince('wt_c', 'C');
         expect((await c.handOver(extra))[0]).toBe('sync');
         expect(Object.keys((await c.s.state()).locks).sort()).toEqual(['lk', 'wt_b', 'wt_c']);
       }
