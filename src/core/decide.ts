@@ -53,10 +53,10 @@ export interface Changes {
    */
   readonly wake?: string[];
   /**
-   * The processes that took (while waiting) the locks this step queued a new request behind: their
-   * next step is most likely the release. A store that keeps a snapshot per process (Redis) sends
-   * them this step, so that the release needs no second round trip. Stores without one ignore it.
-   * Absent: nobody.
+   * The processes that took (while waiting) the locks this step queued a new request behind, when
+   * it is first in line: their next step is most likely the release, which must hand over to it. A
+   * store that keeps a snapshot per process (Redis) sends them this step, so that the release needs
+   * no second round trip. Stores without one ignore it. Absent: nobody.
    */
   readonly inform?: string[];
   /**
@@ -706,8 +706,13 @@ function queue(
     return;
   }
   const place = d.nextFence();
-  for (const record of conflicts) {
-    if (record.status === 'active' && record.taker !== undefined) d.inform.add(record.taker);
+  // Behind another request, the holder's release hands over to that one, which a store that
+  // rebases (Redis) commits even when the holder has not seen this ticket: telling it costs a
+  // message for nothing. First in line, the release must see this ticket to hand it over.
+  if (!conflicts.some((record) => record.status === 'waiting')) {
+    for (const record of conflicts) {
+      if (record.status === 'active' && record.taker !== undefined) d.inform.add(record.taker);
+    }
   }
   for (const target of req.targets) {
     d.put({

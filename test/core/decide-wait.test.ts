@@ -113,7 +113,7 @@ describe('waiting tickets', () => {
     expect(apply(decideAcquire(state, ctx('F', 0), freezing)).status).toBe('acquired');
   });
 
-  it('names the taker of a lock it queues behind, once, so that a store can bring the taker up to date', () => {
+  it('names the taker of a lock it queues first behind, once, so that a store can bring the taker up to date', () => {
     const { state, apply } = store();
     const key = (pid: number) => waiterKey({ host: HOST, pid, started: 's' });
     // Taken by a waiting request: the lock names the waiting process.
@@ -123,6 +123,9 @@ describe('waiting tickets', () => {
     const queued = decideAcquire(state, ctx('B', 0), req('@r', ticket('b', 61)));
     expect(queued.changes.inform).toEqual([key(60)]);
     apply(queued);
+    // Behind another request, nobody: the release hands over to that one, and a store that rebases
+    // commits it without having seen this ticket.
+    expect(decideAcquire(state, ctx('C', 0), req('@r', ticket('c', 59))).changes.inform).toBeUndefined();
     // A refreshed place in line, or one behind a lock taken without waiting, informs nobody.
     expect(decideAcquire(state, ctx('B', 9_000), req('@r', ticket('b', 61))).changes.inform).toBeUndefined();
     apply(decideAcquire(state, ctx('A', 0), req('@s')));
