@@ -254,13 +254,19 @@ export class RedisStore implements Backend {
     // its answer's (see commit), exactly as when follow() moved it.
     if (Number(cache.version) >= Number(words[0])) return touched;
     this.followed += 1;
-    cache.locks.clear();
+    // A new Map, not clear(): V8 links a cleared Map's old table to its new one (for iterators), and
+    // a scavenge keeps whatever a table in the old generation points to. Cleared on every such
+    // message, the chain of tables and their records since the last full collection survived every
+    // scavenge (--trace-gc-nvp, three handles waiting in one process: ~0.47 MB copied per scavenge
+    // with clear(), ~0.14 MB with a new Map).
+    const locks = new Map<string, LockRecord>();
     for (const json of lines.slice(3)) {
       // The script sends only records that begin with their own field as id: that id, not whatever
       // the JSON says further on (parseRecord reads a record whose id differs as unreadable).
       const id = json.slice(7, json.indexOf('"', 7));
-      cache.locks.set(id, parseRecord(id, json, this.serverNow));
+      locks.set(id, parseRecord(id, json, this.serverNow));
     }
+    cache.locks = locks;
     cache.fence = Number(lines[1]);
     cache.tombstones = JSON.parse(lines[2]!) as Tombstone[];
     cache.version = words[0]!;
