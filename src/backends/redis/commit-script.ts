@@ -60,11 +60,11 @@
  * scope (Changes.rebase in core/decide), comes out the same on a store that has since gained new
  * tickets, unless one is of an agent it hands a lock to. Flagged 'r' with those agents, it is
  * applied to a newer store when every commit since the client's version (among the last 8) wrote
- * only tickets ('wt_' ids) that are all still waiting, unlapsed and none of those agents' (agent_id
- * or parent_agent_id), and the tombstones did not change. Only releases are flagged: a look whose
- * reaping handed a lock over would answer from the old snapshot. A holder's release so wins against the
- * previous holder queuing again, the usual race of a hand-off. The answer is 'rebased' with a
- * sync: committed, and the client keeps its result.
+ * only tickets ('wt_' ids) that are all still waiting, unlapsed and none of those agents' (as
+ * agent_id or parent_agent_id), and the tombstones did not change. Only releases are flagged: a
+ * look whose reaping handed a lock over would answer from the old snapshot. A holder's release so
+ * wins against the previous holder queuing again, the usual race of a hand-off. The answer is
+ * 'rebased' with a sync: committed, and the client keeps its result.
  *
  * Answers, as arrays of strings:
  *   {'ok', epoch, version, now}            committed (or validated), at server time `now` (ms)
@@ -366,7 +366,8 @@ if watched or wakes > 0 then
     end
   end
 end
--- A merged or rebased commit is answered as a sync from the client's version, with the fence after it.
+-- A merged or rebased commit is answered as a sync from the client's version, with the fence
+-- after it.
 if merged then return sync('merged', fence_after) end
 if rebased then return sync('rebased', fence_after) end
 return {'ok', epoch, version, now_text}
