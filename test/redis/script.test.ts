@@ -659,51 +659,46 @@ describeRedis('the commit script', () => {
     expect(lines[0]!.split(' ').filter((_, i) => i !== 2)).toEqual([named[2], big[2], 'a']);
     expect(lines.slice(1)).toEqual(['1', '']);
 
+    // A store holding `field` -> `json` (planted, not written by agent-lock), then a commit that
+    // names a waiter: what the waiter hears, as the lines of its message (first line without the
+    // commit id), and the two commits' answers.
+    const plantedThenNamed = async (name: string, field: string, json: string, next: string) => {
+      const other = store(redis);
+      const [, otherEpoch] = await other.sync();
+      const channel = `{${other.prefix}}:wake:${name}`;
+      await subscriber.subscribe(channel);
+      const planted = await other.commit({
+        epoch: otherEpoch!,
+        version: '0',
+        fence: 1,
+        puts: [[field, json]],
+      });
+      const woke = await other.commit({
+        epoch: otherEpoch!,
+        version: planted[2]!,
+        fence: 1,
+        puts: [[next, rec(next)]],
+        wake: [channel],
+      });
+      expect(woke[0]).toBe('ok');
+      const count = heard.length + 1;
+      await expect.poll(() => heard.length, { timeout: 10_000 }).toBe(count);
+      const message = heard[count - 1]![1].split('\n');
+      return {
+        planted,
+        woke,
+        first: message[0]!.split(' ').filter((_, i) => i !== 2),
+        rest: message.slice(1),
+      };
+    };
     // A record stored under another id than its own is never sent as part of a whole store: a sync
     // reads it as unreadable (fail closed), so the waiter is sent the commit alone.
-    const odd = store(redis);
-    const [, oddEpoch] = await odd.sync();
-    const oddWake = `{${odd.prefix}}:wake:odd`;
-    await subscriber.subscribe(oddWake);
-    const planted = await odd.commit({ epoch: oddEpoch!, version: '0', fence: 1, puts: [['x', rec('y')]] });
-    const woke = await odd.commit({
-      epoch: oddEpoch!,
-      version: planted[2]!,
-      fence: 1,
-      puts: [['z', rec('z')]],
-      wake: [oddWake],
-    });
-    expect(woke[0]).toBe('ok');
-    await expect.poll(() => heard.length, { timeout: 10_000 }).toBe(3);
-    const plain = heard[2]![1].split('\n');
-    expect(plain[0]!.split(' ').filter((_, i) => i !== 2)).toEqual([woke[2], planted[2], 'z']);
-    expect(plain.slice(1)).toEqual(['1', '', rec('z')]);
+    const odd = await plantedThenNamed('odd', 'x', rec('y'), 'z');
+    expect(odd.first).toEqual([odd.woke[2], odd.planted[2], 'z']);
+    expect(odd.rest).toEqual(['1', '', rec('z')]);
     // Nor one whose field has a quote in it, which the JSON could otherwise seem to begin with.
-    const quoted = store(redis);
-    const [, quotedEpoch] = await quoted.sync();
-    const quotedWake = `{${quoted.prefix}}:wake:quoted`;
-    await subscriber.subscribe(quotedWake);
-    const bad = await quoted.commit({
-      epoch: quotedEpoch!,
-      version: '0',
-      fence: 1,
-      puts: [['a"z', '{"id":"a"z"}']],
-    });
-    const hinted = await quoted.commit({
-      epoch: quotedEpoch!,
-      version: bad[2]!,
-      fence: 1,
-      puts: [['c', rec('c')]],
-      wake: [quotedWake],
-    });
-    expect(hinted[0]).toBe('ok');
-    await expect.poll(() => heard.length, { timeout: 10_000 }).toBe(4);
-    expect(
-      heard[3]![1]
-        .split('\n')[0]!
-        .split(' ')
-        .filter((_, i) => i !== 2),
-    ).toEqual([hinted[2], bad[2], 'c']);
+    const quoted = await plantedThenNamed('quoted', 'a"z', '{"id":"a"z"}', 'c');
+    expect(quoted.first).toEqual([quoted.woke[2], quoted.planted[2], 'c']);
   });
 
   it('merges a commit of new tickets alone into a newer store, at a place the server gives', async () => {
