@@ -249,7 +249,7 @@ class Decision {
         events: this.events,
         ...(this.wake.size > 0 ? { wake: [...this.wake] } : {}),
         ...(this.inform.size > 0 ? { inform: [...this.inform] } : {}),
-        ...(this.releasing && this.promoted.size > 0 ? this.rebaseAgents() : {}),
+        ...(this.releasing && this.promoted !== null ? this.rebaseAgents(this.promoted) : {}),
       },
     };
   }
@@ -261,20 +261,20 @@ class Decision {
    * it was, or for a freed lock, whose scope is now held exclusively: it still waits, unless the
    * new holder is its own agent or its parent (blocks()), hence the agents named.
    */
-  private rebaseAgents(): { rebase?: string[] } {
-    if (this.tombstones !== null || this.events.length > 0 || this.written.size !== this.promoted.size)
-      return {};
+  private rebaseAgents(promoted: ReadonlyMap<string, LockRecord>): { rebase?: string[] } {
+    if (this.tombstones !== null || this.events.length > 0 || this.written.size !== promoted.size) return {};
     const agents = new Set<string>();
-    for (const [ticket, lock] of this.promoted) {
+    for (const [ticket, lock] of promoted) {
       if (this.written.get(lock.id) !== lock || !this.removed.has(ticket)) return {};
       agents.add(lock.agent_id);
     }
+    const locks = [...promoted.values()];
     let freed = false;
     for (const id of this.removed) {
-      if (this.promoted.has(id)) continue;
+      if (promoted.has(id)) continue;
       const record = this.state.locks.get(id)!;
       if (record.unreadable || record.status !== 'active') return {};
-      const taken = [...this.promoted.values()].some(
+      const taken = locks.some(
         (lock) =>
           lock.mode === 'exclusive' &&
           lock.kind === record.kind &&
@@ -303,8 +303,8 @@ class Decision {
 
   /** Set by a release: its answer does not depend on tickets, so it may say Changes.rebase. */
   releasing = false;
-  /** Tickets this step handed over in line (promote): ticket id -> the lock that replaced it. */
-  private readonly promoted = new Map<string, LockRecord>();
+  /** Tickets this step handed over in line: ticket id -> the lock that replaced it (none: null). */
+  private promoted: Map<string, LockRecord> | null = null;
   /** Set by a decision that may have freed a waiter's way without removing a record (an orphan). */
   promoting = false;
   /** Waiting processes to tell about this step (waiterKey): see Changes.wake. */
@@ -371,6 +371,7 @@ class Decision {
           taker: waiterKey(ticket),
         };
         this.put(lock);
+        this.promoted ??= new Map();
         this.promoted.set(ticket.id, lock);
       }
     }
