@@ -54,7 +54,11 @@
  * still queues behind every ticket and lock before it. Otherwise a waiter's ticket would lose the
  * race to every hand-off committed meanwhile, and a short line could drain while its waiters
  * retry (the releaser then takes the lock again: unfair). The answer is 'merged' with a sync,
- * and the client decides again on it: the way may have come free meanwhile.
+ * and the client decides again on it: the way may have come free meanwhile. A merge is taken only
+ * within 50 ms of its decision (ARGV[4], when the window is checked). A commit sent again after a
+ * lost reply comes later than that: ioredis resends only after reconnecting, and the first
+ * reconnect waits 100 ms. By then the ticket may have been handed its lock and be gone, and many
+ * commits may have gone by, so looking for the commit's id in the changes list is not enough.
  *
  * REBASE. A step that only hands locks over in line, each freed lock to an exclusive one on its
  * scope (Changes.rebase in core/decide), comes out the same on a store that has since gained new
@@ -83,6 +87,7 @@
 export const COMMIT_LUA = `
 local store, changes, events = KEYS[1], KEYS[2], KEYS[3]
 local CHANGES_KEPT, EVENTS_KEPT, SLICE, FULL_FIELDS, REACH, RESENT_REACH = 128, 1000, 500, 48, 8, 32
+local MERGE_WINDOW_MS = 50
 
 -- Numbers are parsed from strings as rarely as possible: each tonumber() is a strtod().
 local t = redis.call('TIME')
@@ -237,7 +242,11 @@ end
 if epoch ~= ARGV[1] or version ~= ARGV[2] then
   local flag = string.byte(ARGV[3], 2)
   local usable = epoch == ARGV[1] and not outside and first_event > #ARGV and ARGV[7] == ''
-  local mergeable = usable and flag == 109 and puts > 0 and puts <= 100 and dels == 0 and not resent()
+  -- Only a fresh merge (see MERGE): a resent one would put a ticket back that may have been handed
+  -- its lock since, more than RESENT_REACH commits ago.
+  local fresh = string.byte(ARGV[3], 1) ~= 49 or now - tonumber(ARGV[4]) < MERGE_WINDOW_MS
+  local mergeable = usable and flag == 109 and fresh and puts > 0 and puts <= 100 and dels == 0
+    and not resent()
   if mergeable then
     local ids = {}
     for k = 1, puts do ids[k] = ARGV[9 + 2 * k] end

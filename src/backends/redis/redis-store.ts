@@ -576,6 +576,8 @@ export class RedisStore implements Backend {
       connectionName: 'agent-lock',
       // CLIENT SETINFO is unknown before Redis 7.2: skip it rather than pay an error per connection.
       disableClientInfo: true,
+      // At least 100 ms: COMMIT_LUA takes a merge only within 50 ms of its decision, so a merge that
+      // ioredis sends again after reconnecting is never applied twice (MERGE in commit-script.ts).
       retryStrategy: (attempt: number) => Math.min(attempt * 100, 1000),
     };
     let client: Client;
