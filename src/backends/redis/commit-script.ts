@@ -116,6 +116,14 @@ if not epoch then
   redis.call('DEL', changes)
 end
 
+-- The words of a changes-list entry: its version, the previous one, the commit id, then the ids it
+-- touched (written so since before tickets existed).
+local function split(entry)
+  local words = {}
+  for word in string.gmatch(entry, '%S+') do words[#words + 1] = word end
+  return words
+end
+
 -- The answer to a client whose snapshot is old: a delta since its version while the changes list
 -- still holds the commit made on it, else every lock; fence_now is the store's fence.
 local function sync(kind, fence_now)
@@ -130,8 +138,7 @@ local function sync(kind, fence_now)
     while delta == nil and -stop <= length do
       local entries = redis.call('LRANGE', changes, math.max(-length, stop - count + 1), stop)
       for k = #entries, 1, -1 do
-        local words = {}
-        for word in string.gmatch(entries[k], '%S+') do words[#words + 1] = word end
+        local words = split(entries[k])
         for w = 4, #words do seen[words[w]] = true end
         local mine = ARGV[9] ~= '' and words[3] == ARGV[9]
         if words[2] == ARGV[2] then
@@ -199,9 +206,7 @@ end
 
 -- REBASE: true when every commit since the client's version (found among the last REACH) only
 -- wrote tickets that are still waiting and have not lapsed, none of them of an agent ARGV[3] names
--- (as agent_id or parent_agent_id), and the tombstones did not change. An entry's words are its
--- version, the previous one, the commit id, then the ids it touched (written so since before
--- tickets existed).
+-- (as agent_id or parent_agent_id), and the tombstones did not change.
 local function rebasable()
   local known = tonumber(ARGV[2])
   if not known then return false end
@@ -209,8 +214,7 @@ local function rebasable()
   local ids = {'#tomb_v'}
   local reached = false
   for k = #entries, 1, -1 do
-    local words = {}
-    for word in string.gmatch(entries[k], '%S+') do words[#words + 1] = word end
+    local words = split(entries[k])
     if #words < 4 then return false end
     for w = 4, #words do
       if string.sub(words[w], 1, 3) ~= 'wt_' then return false end
