@@ -188,42 +188,54 @@ export function unreadableRecord(id: string, seenAt: number): LockRecord {
   };
 }
 
-/** Shape check for records read back from a store: anything else is treated as unreadable. */
+/**
+ * Shape check for records read back from a store: anything else is treated as unreadable. Every
+ * record of every answer and message passes here, so it reads each field once, by name, and
+ * allocates nothing (a helper per kind of field cost a closure each per record).
+ */
 export function isLockRecord(value: unknown): value is LockRecord {
   if (typeof value !== 'object' || value === null) return false;
   const r = value as Record<string, unknown>;
-  const str = (k: string) => typeof r[k] === 'string';
-  const strOrNull = (k: string) => r[k] === null || typeof r[k] === 'string';
-  const num = (k: string) => typeof r[k] === 'number' && Number.isFinite(r[k]);
-  const numOrNull = (k: string) => r[k] === null || num(k);
-  return (
-    str('id') &&
-    str('scope') &&
-    (r.kind === 'path' || r.kind === 'resource') &&
-    (r.mode === 'exclusive' || r.mode === 'shared') &&
-    str('agent_id') &&
-    strOrNull('parent_agent_id') &&
-    strOrNull('intent') &&
-    strOrNull('tree') &&
-    str('host') &&
-    num('pid') &&
-    str('started') &&
-    num('created_at') &&
-    num('updated_at') &&
-    numOrNull('expires_at') &&
-    numOrNull('ttl_seconds') &&
-    (r.status === 'active' || r.status === 'orphaned' || r.status === 'waiting') &&
-    num('fence') &&
-    Array.isArray(r.frozen_paths) &&
-    (r.frozen_modes === undefined || Array.isArray(r.frozen_modes)) &&
-    Array.isArray(r.notes) &&
-    (r.notes as unknown[]).every(
-      (n) =>
-        typeof n === 'object' &&
-        n !== null &&
-        typeof (n as Note).at === 'number' &&
-        typeof (n as Note).text === 'string',
-    ) &&
-    str('token_hash')
-  );
+  const { kind, mode, status, parent_agent_id, intent, tree, expires_at, ttl_seconds, notes } = r;
+  if (
+    !(
+      typeof r.id === 'string' &&
+      typeof r.scope === 'string' &&
+      (kind === 'path' || kind === 'resource') &&
+      (mode === 'exclusive' || mode === 'shared') &&
+      typeof r.agent_id === 'string' &&
+      (parent_agent_id === null || typeof parent_agent_id === 'string') &&
+      (intent === null || typeof intent === 'string') &&
+      (tree === null || typeof tree === 'string') &&
+      typeof r.host === 'string' &&
+      finite(r.pid) &&
+      typeof r.started === 'string' &&
+      finite(r.created_at) &&
+      finite(r.updated_at) &&
+      (expires_at === null || finite(expires_at)) &&
+      (ttl_seconds === null || finite(ttl_seconds)) &&
+      (status === 'active' || status === 'orphaned' || status === 'waiting') &&
+      finite(r.fence) &&
+      Array.isArray(r.frozen_paths) &&
+      (r.frozen_modes === undefined || Array.isArray(r.frozen_modes)) &&
+      Array.isArray(notes) &&
+      typeof r.token_hash === 'string'
+    )
+  )
+    return false;
+  for (let i = 0; i < notes.length; i++) {
+    const note = notes[i] as Partial<Note> | null;
+    if (
+      typeof note !== 'object' ||
+      note === null ||
+      typeof note.at !== 'number' ||
+      typeof note.text !== 'string'
+    )
+      return false;
+  }
+  return true;
+}
+
+function finite(value: unknown): boolean {
+  return typeof value === 'number' && Number.isFinite(value);
 }
