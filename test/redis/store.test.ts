@@ -237,6 +237,27 @@ describeRedis('redis store on the server clock', () => {
     }
   });
 
+  it('reads a record stored under another id as unreadable, though the same JSON was read before', async () => {
+    prefix = `store-${randomBytes(6).toString('hex')}`;
+    const [a, b] = [await agent('A'), await agent('B')];
+    const taken = await a.acquire('@x');
+    expect(await scopesOf(b)).toEqual(['A:@x']);
+    // The same JSON planted under a second field, and the version moved ahead, past anything the
+    // changes list holds: B reloads the whole store, meeting that JSON again under an id it does not
+    // name.
+    const { Redis } = await import('ioredis');
+    const raw = new Redis(server.url);
+    try {
+      const key = `{${prefix}}:store`;
+      const json = await raw.hget(key, taken.locks[0]!.id);
+      await raw.hset(key, 'lk_planted', json!, '#version', '8999999999999999');
+    } finally {
+      raw.disconnect();
+    }
+    const listed = (await b.list()).locks.map((l) => `${l.id}:${l.agent_id}`).sort();
+    expect(listed).toEqual([`${taken.locks[0]!.id}:A`, 'lk_planted:<unknown>']);
+  });
+
   it('records breaks as events, newest last', async () => {
     prefix = `store-${randomBytes(6).toString('hex')}`;
     const [a, b] = [await agent('A'), await agent('B')];

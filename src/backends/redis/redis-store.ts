@@ -66,6 +66,8 @@ interface Cache {
   tombstones: Tombstone[];
 }
 
+/** Parsed records kept by their JSON (recordOf): cleared whole when full. */
+const PARSED_KEPT = 512;
 /** Longest a decision may wait between being made and being committed. */
 const WINDOW_MS = 1000;
 /** How far ahead a watcher keeps the store publishing (renewed every third of it). */
@@ -124,6 +126,8 @@ export class RedisStore implements Backend {
   /** Commits folded in from the channel: a cache that moved is no longer the last answer's state. */
   private followed = 0;
   private readonly listeners = new Set<WatchListener>();
+  /** Record JSON -> the record it parses to (see recordOf), for about as many records as a store holds. */
+  private readonly parsed = new Map<string, LockRecord>();
   /** Wake channel -> the listeners of watchWaiter() on it. */
   private readonly waiters = new Map<string, Set<WatchListener>>();
   private subscriber: Client | null = null;
@@ -264,7 +268,7 @@ export class RedisStore implements Backend {
       // The script sends only records that begin with their own field as id: that id, not whatever
       // the JSON says further on (parseRecord reads a record whose id differs as unreadable).
       const id = json.slice(7, json.indexOf('"', 7));
-      locks.set(id, parseRecord(id, json, this.serverNow));
+      locks.set(id, this.recordOf(id, json));
     }
     cache.locks = locks;
     cache.fence = Number(lines[1]);
@@ -292,12 +296,33 @@ export class RedisStore implements Backend {
     this.followed += 1;
     const written = new Set<string>();
     for (const json of lines.slice(3)) {
-      const id = (JSON.parse(json) as { id: string }).id;
-      written.add(id);
-      cache.locks.set(id, parseRecord(id, json, this.serverNow));
+      let record = this.parsed.get(json);
+      if (record === undefined) {
+        const value = JSON.parse(json) as { id?: unknown };
+        if (typeof value.id !== 'string') throw new Error('a published record without an id');
+        record = this.recordOf(value.id, json, value);
+      }
+      written.add(record.id);
+      cache.locks.set(record.id, record);
     }
     for (const id of touched) if (!written.has(id)) cache.locks.delete(id);
     cache.fence = Math.max(cache.fence, Number(lines[1]));
+  }
+
+  /**
+   * The record a store's JSON says, parsed once: the same JSON comes back in many answers and
+   * messages (every hand-off sends the whole store to the next holder), and records are never
+   * changed in place, so one parsed object serves them all. `value` is the JSON already parsed.
+   */
+  private recordOf(id: string, json: string, value?: unknown): LockRecord {
+    const known = this.parsed.get(json);
+    if (known !== undefined && known.id === id) return known;
+    const record = parseRecord(id, json, this.serverNow, value);
+    // An unreadable record stands for what was seen at that moment: it is not kept.
+    if (record.unreadable) return record;
+    if (this.parsed.size >= PARSED_KEPT) this.parsed.clear();
+    this.parsed.set(json, record);
+    return record;
   }
 
   private announce(client: Client): Promise<unknown> {
@@ -487,7 +512,12 @@ export class RedisStore implements Backend {
       args.push('0', '0', '0');
     } else {
       args.push(String(changes.put.length));
-      for (const record of changes.put) args.push(record.id, JSON.stringify(record));
+      for (const record of changes.put) {
+        const json = JSON.stringify(record);
+        args.push(record.id, json);
+        // Answers and messages send it back as written: found, not parsed again (see recordOf).
+        if (this.parsed.size < PARSED_KEPT) this.parsed.set(json, record);
+      }
       args.push(String(changes.del.length), ...changes.del);
       // Waiters to wake, then holders to inform (their channels marked '~'): see COMMIT_LUA.
       const wake = changes.wake ?? [];
@@ -528,7 +558,7 @@ export class RedisStore implements Backend {
       const id = reply[i]!;
       const json = reply[i + 1]!;
       if (json === '') locks.delete(id);
-      else locks.set(id, parseRecord(id, json, this.serverNow));
+      else locks.set(id, this.recordOf(id, json));
     }
     let parsedTombstones = delta ? this.cache!.tombstones : [];
     if (tombstones !== '') {
@@ -672,9 +702,9 @@ function firstLine(text: string): string {
   return text.split('\n', 1)[0]!.slice(0, 200);
 }
 
-function parseRecord(id: string, json: string, now: number): LockRecord {
+function parseRecord(id: string, json: string, now: number, parsed?: unknown): LockRecord {
   try {
-    const value = JSON.parse(json) as unknown;
+    const value = parsed ?? (JSON.parse(json) as unknown);
     if (isLockRecord(value) && value.id === id) return value;
   } catch {
     // Fails closed below.
