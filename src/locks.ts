@@ -2,7 +2,7 @@
  * The library: `openLocks()` binds an identity, a tree and a store, and answers every verb of the
  * contract with a typed outcome. Contention is an outcome; exceptions are misuse or broken stores.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { randomBytesPooled } from './host/random.js';
 import path from 'node:path';
 import type { Backend, BackendKind, TransactOptions } from './backends/backend.js';
@@ -313,6 +313,7 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
       const token = bytes.subarray(0, 24).toString('base64url');
       return { id: `lk_${bytes.subarray(24).toString('hex')}`, token, tokenHash: hashToken(token) };
     },
+    newId: () => `lk_${randomBytesPooled(8).toString('hex')}`,
   });
   // Every decision thaws the files its dropped locks had frozen, before its changes are committed:
   // a crash in between leaves the records, and the next decision thaws again.
@@ -357,7 +358,7 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
   ): Promise<Outcome<AcquireStatus>> {
     const { signal } = opts;
     const deadline = performance.now() + wait * 1000;
-    const secret = randomBytes(16).toString('base64url');
+    const secret = randomBytesPooled(16).toString('base64url');
     const hash = hashToken(secret);
     let woken = false;
     let sleeping: ReturnType<typeof pause> | null = null;

@@ -96,6 +96,8 @@ export interface DecisionContext {
    */
   readonly waiterAlive?: (pid: number, started: string) => boolean;
   readonly newLock: () => { id: string; token: string; tokenHash: string };
+  /** A new lock id alone (a ticket's, which has no token of its own). Default: newLock's id. */
+  readonly newId?: () => string;
   readonly hashToken: (token: string) => string;
 }
 
@@ -179,6 +181,7 @@ class Decision {
   private tombstones: Tombstone[] | null = null;
   private readonly events: StoreEvent[] = [];
   private readonly aliveMemo = new Map<string, boolean>();
+  private liveRecords: LockRecord[] | null = null;
 
   constructor(
     private readonly state: StoreState,
@@ -187,20 +190,33 @@ class Decision {
     this.fence = state.fence;
   }
 
-  *live(): Generator<LockRecord> {
-    for (const [id, record] of this.state.locks) {
-      if (this.removed.has(id)) continue;
-      yield this.written.get(id) ?? record;
+  /**
+   * The records as this decision has left them, in the snapshot's order, then the new ones. Kept
+   * until the next put or remove: a decision reads them several times between writes (a generator
+   * cost an object per record on every read).
+   */
+  live(): readonly LockRecord[] {
+    if (this.liveRecords !== null) return this.liveRecords;
+    const records: LockRecord[] = [];
+    const { removed, written } = this;
+    const locks = this.state.locks;
+    for (const [id, record] of locks) {
+      if (removed.size > 0 && removed.has(id)) continue;
+      records.push(written.size > 0 ? (written.get(id) ?? record) : record);
     }
-    for (const [id, record] of this.written) if (!this.state.locks.has(id)) yield record;
+    for (const [id, record] of written) if (!locks.has(id)) records.push(record);
+    this.liveRecords = records;
+    return records;
   }
 
   put(record: LockRecord): void {
+    this.liveRecords = null;
     this.removed.delete(record.id);
     this.written.set(record.id, record);
   }
 
   remove(record: LockRecord): void {
+    this.liveRecords = null;
     this.written.delete(record.id);
     if (this.state.locks.has(record.id)) this.removed.add(record.id);
   }
@@ -321,7 +337,9 @@ class Decision {
    */
   promote(): void {
     const requests = new Map<string, LockRecord[]>();
-    for (const record of this.live()) {
+    const live = this.live();
+    for (let i = 0; i < live.length; i++) {
+      const record = live[i]!;
       if (record.status !== 'waiting') continue;
       const group = requests.get(record.token_hash);
       if (group) group.push(record);
@@ -547,7 +565,9 @@ function scanFor(
   ahead: (ticket: LockRecord) => boolean,
 ): Scan {
   const result: Scan = { parentHeld: [], conflicts: [], covering: targets.map(() => undefined), orphans: [] };
-  for (const record of d.live()) {
+  const live = d.live();
+  for (let r = 0; r < live.length; r++) {
+    const record = live[r]!;
     const ticket = record.status === 'waiting';
     if (ticket && !ahead(record)) continue;
     let overlapsAny = false;
@@ -589,9 +609,11 @@ export function decideAcquire(
   const wait = req.wait;
   if (wait) {
     // Handed over in line by another decision: the locks are ours, with the ticket secret as token.
-    const given = [...d.live()].filter(
-      (r) => r.status === 'active' && r.token_hash === wait.hash && r.agent_id === ctx.caller.agentId,
-    );
+    const given = d
+      .live()
+      .filter(
+        (r) => r.status === 'active' && r.token_hash === wait.hash && r.agent_id === ctx.caller.agentId,
+      );
     if (given.length > 0)
       return d.done(
         outcome(
@@ -600,9 +622,7 @@ export function decideAcquire(
         ),
       );
   }
-  const tickets = wait
-    ? [...d.live()].filter((r) => r.status === 'waiting' && r.token_hash === wait.hash)
-    : [];
+  const tickets = wait ? d.live().filter((r) => r.status === 'waiting' && r.token_hash === wait.hash) : [];
   // Our place in line: every ticket taken before ours stands in the way, as its lock would.
   const place = tickets.length > 0 ? Math.min(...tickets.map((r) => r.fence)) : Number.POSITIVE_INFINITY;
   const found = scan(d, req.targets, req.mode, (r) => r.token_hash !== wait?.hash && r.fence < place);
@@ -717,7 +737,7 @@ function queue(
   }
   for (const target of req.targets) {
     d.put({
-      id: `wt_${d.ctx.newLock().id.replace(/^lk_/, '')}`,
+      id: `wt_${(d.ctx.newId?.() ?? d.ctx.newLock().id).replace(/^lk_/, '')}`,
       scope: target.scope.pattern,
       kind: target.scope.kind,
       mode: req.mode,
@@ -754,9 +774,9 @@ export function decideLeave(
   const d = new Decision(state, ctx);
   d.reap();
   // Tickets, and locks handed over to the request that its waiter never came to take.
-  const mine = [...d.live()].filter(
-    (r) => (r.status === 'waiting' || r.status === 'active') && r.token_hash === req.hash,
-  );
+  const mine = d
+    .live()
+    .filter((r) => (r.status === 'waiting' || r.status === 'active') && r.token_hash === req.hash);
   for (const record of mine) d.remove(record);
   return d.done({ left: mine.length });
 }
@@ -865,7 +885,7 @@ export function decideRelease(
   d.reap();
   const tokenHash = req.token === null ? null : ctx.hashToken(req.token);
   if (req.targets === 'all') {
-    const mine = [...d.live()].filter((r) => r.status !== 'waiting' && owns(r, ctx.caller, tokenHash));
+    const mine = d.live().filter((r) => r.status !== 'waiting' && owns(r, ctx.caller, tokenHash));
     for (const record of mine) d.remove(record);
     return d.done(
       outcome(
@@ -878,7 +898,7 @@ export function decideRelease(
   const refused: LockRecord[] = [];
   let missing = false;
   for (const target of req.targets) {
-    const candidates = [...d.live()].filter((r) => r.status !== 'waiting' && sameScope(r, target));
+    const candidates = d.live().filter((r) => r.status !== 'waiting' && sameScope(r, target));
     const owned = candidates.filter((r) => owns(r, ctx.caller, tokenHash));
     if (owned.length > 0) {
       for (const record of owned) {
@@ -914,7 +934,7 @@ export function decideRenew(
   let expired = false;
   let missing = false;
   for (const target of req.targets) {
-    const candidates = [...d.live()].filter((r) => r.status === 'active' && sameScope(r, target));
+    const candidates = d.live().filter((r) => r.status === 'active' && sameScope(r, target));
     const mine = candidates.filter((r) => owns(r, ctx.caller, tokenHash));
     if (mine.length > 0) {
       owned.push(...mine);
@@ -997,7 +1017,7 @@ export function decideList(
 ): Decided<ListOutcome> {
   const d = new Decision(state, ctx);
   d.reap();
-  const all = [...d.live()].filter((r) => !req.mineOnly || owns(r, ctx.caller, null));
+  const all = d.live().filter((r) => !req.mineOnly || owns(r, ctx.caller, null));
   all.sort((a, b) => a.created_at - b.created_at || a.fence - b.fence);
   const locks = all.filter((r) => r.status !== 'waiting');
   // The queue in line order (ticket numbers), after the locks.
@@ -1019,7 +1039,7 @@ export function decideNote(
   const d = new Decision(state, ctx);
   d.reap();
   const tokenHash = req.token === null ? null : ctx.hashToken(req.token);
-  const candidates = [...d.live()].filter((r) => r.status === 'active' && sameScope(r, req.target));
+  const candidates = d.live().filter((r) => r.status === 'active' && sameScope(r, req.target));
   const owned = candidates.find((r) => owns(r, ctx.caller, tokenHash));
   if (owned === undefined) {
     if (candidates.length > 0)
@@ -1045,7 +1065,7 @@ export function decideResume(
 ): Decided<Outcome<ResumeStatus>> {
   const d = new Decision(state, ctx);
   d.reap();
-  const orphan = [...d.live()].find((r) => r.status === 'orphaned' && sameScope(r, req.target));
+  const orphan = d.live().find((r) => r.status === 'orphaned' && sameScope(r, req.target));
   if (orphan === undefined) return d.done(outcome('not_found'));
   const conflicts = conflictsFor(d, [req.target], orphan.mode);
   if (conflicts.length > 0)
@@ -1076,11 +1096,13 @@ export function decideBreak(
   const d = new Decision(state, ctx);
   d.reap();
   // Tickets are not locks: they leave with their waiter (or lapse), not by break.
-  const broken = [...d.live()].filter(
-    (r) =>
-      r.status !== 'waiting' &&
-      (req.ids.includes(r.id) || req.targets.some((target) => sameScope(r, target))),
-  );
+  const broken = d
+    .live()
+    .filter(
+      (r) =>
+        r.status !== 'waiting' &&
+        (req.ids.includes(r.id) || req.targets.some((target) => sameScope(r, target))),
+    );
   for (const record of broken) {
     d.remove(record);
     d.record({
