@@ -66,8 +66,9 @@ interface Cache {
   tombstones: Tombstone[];
 }
 
-/** Parsed records kept by their JSON (recordOf): cleared whole when full. */
+/** Parsed records kept by their JSON (recordOf), at most so many and so many bytes of JSON. */
 const PARSED_KEPT = 512;
+const PARSED_BYTES = 1 << 20;
 /** Longest a decision may wait between being made and being committed. */
 const WINDOW_MS = 1000;
 /** How far ahead a watcher keeps the store publishing (renewed every third of it). */
@@ -128,6 +129,7 @@ export class RedisStore implements Backend {
   private readonly listeners = new Set<WatchListener>();
   /** Record JSON -> the record it parses to (see recordOf), for about as many records as a store holds. */
   private readonly parsed = new Map<string, LockRecord>();
+  private parsedBytes = 0;
   /** Wake channel -> the listeners of watchWaiter() on it. */
   private readonly waiters = new Map<string, Set<WatchListener>>();
   private subscriber: Client | null = null;
@@ -320,9 +322,18 @@ export class RedisStore implements Backend {
     const record = parseRecord(id, json, this.serverNow, value);
     // An unreadable record stands for what was seen at that moment: it is not kept.
     if (record.unreadable) return record;
-    if (this.parsed.size >= PARSED_KEPT) this.parsed.clear();
-    this.parsed.set(json, record);
+    this.remember(json, record);
     return record;
+  }
+
+  /** Into the memo of recordOf, which starts over when full (a record's notes make it grow). */
+  private remember(json: string, record: LockRecord): void {
+    if (this.parsed.size >= PARSED_KEPT || this.parsedBytes + json.length > PARSED_BYTES) {
+      this.parsed.clear();
+      this.parsedBytes = 0;
+    }
+    this.parsed.set(json, record);
+    this.parsedBytes += json.length;
   }
 
   private announce(client: Client): Promise<unknown> {
@@ -516,7 +527,9 @@ export class RedisStore implements Backend {
         const json = JSON.stringify(record);
         args.push(record.id, json);
         // Answers and messages send it back as written: found, not parsed again (see recordOf).
-        if (this.parsed.size < PARSED_KEPT) this.parsed.set(json, record);
+        // Decisions write only JSON-safe records (no undefined fields, finite numbers), so the
+        // object stands for what parsing that JSON gives.
+        this.remember(json, record);
       }
       args.push(String(changes.del.length), ...changes.del);
       // Waiters to wake, then holders to inform (their channels marked '~'): see COMMIT_LUA.
