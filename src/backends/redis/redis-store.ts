@@ -423,8 +423,10 @@ export class RedisStore implements Backend {
     if (this.closed) throw new AgentLockError('E_CLOSED', 'this store handle is closed');
     const client = await this.connection();
     // With a subscription, commits already on the wire are folded in first (setImmediate runs
-    // after the event loop's I/O poll): deciding on them saves the round trip of a lost race.
-    if (this.subscriber !== null) await new Promise((resolve) => setImmediate(resolve));
+    // after the event loop's I/O poll): deciding on them saves the round trip of a lost race. Not
+    // for a look at the cache on purpose: a waiter woken by a message has just folded it in, and
+    // that turn of the event loop lay between the hand-off and its grant.
+    if (this.subscriber !== null && !cached) await new Promise((resolve) => setImmediate(resolve));
     const giveUp = performance.now() + this.options.busyTimeoutMs;
     // `exact`: the cache is the server's state at `serverNow` (just answered), so a decision that
     // changes nothing needs no second trip.
