@@ -237,6 +237,74 @@ describeRedis('redis store on the server clock', () => {
     }
   });
 
+  it('keeps a snapshot that a message moved past an answer still on its way (never back)', async () => {
+    prefix = `store-${randomBytes(6).toString('hex')}`;
+    const [x, h, y] = [await agent('X'), await agent('H'), await agent('Y')];
+    const { Redis } = await import('ioredis');
+    const admin = new Redis(server.url);
+    interface Internals {
+      cache: { version: string; locks: Map<string, { agent_id: string; status: string }> };
+      client: {
+        stream: { pause(): void; resume(): void };
+        agentLockCommit(...args: string[]): Promise<string[]>;
+      };
+    }
+    const store = h.backend as unknown as Internals;
+    try {
+      expect((await x.acquire('@r')).status).toBe('acquired');
+      const hWaits = h.acquire('@r', { wait: 30 });
+      await expect
+        .poll(
+          async () =>
+            Object.values(await admin.hgetall(`{${prefix}}:store`))
+              .join()
+              .includes('"H"'),
+          {
+            timeout: 10_000,
+          },
+        )
+        .toBe(true);
+      // A commit H does not hear of: its snapshot is now behind the store.
+      expect((await y.acquire('@other')).status).toBe('acquired');
+      // H asks the store, and its answer (a sync) waits unread on the paused connection...
+      const answers: string[][] = [];
+      const send = store.client.agentLockCommit.bind(store.client);
+      store.client.agentLockCommit = async (...args) => {
+        const reply = await send(...args);
+        answers.push(reply);
+        return reply;
+      };
+      const evalsha = async () =>
+        Number(/cmdstat_evalsha:calls=(\d+)/.exec((await admin.info('commandstats')) as string)?.[1] ?? 0);
+      const before = await evalsha();
+      store.client.stream.pause();
+      const listing = h.list();
+      // Answered by the server (nobody else commits meanwhile), before X's release below.
+      await expect.poll(evalsha, { timeout: 10_000 }).toBe(before + 1);
+      // ...while X hands @r to H's ticket, and the message with the store after it reaches H.
+      expect((await x.release('@r')).status).toBe('released');
+      await expect
+        .poll(
+          () => [...store.cache.locks.values()].some((r) => r.agent_id === 'H' && r.status === 'active'),
+          {
+            timeout: 10_000,
+          },
+        )
+        .toBe(true);
+      const moved = store.cache.version;
+      store.client.stream.resume();
+      const listed = (await listing).locks.map((l) => `${l.agent_id}:${l.scope}`).sort();
+      // The answer was older than the snapshot, and did not take it back.
+      expect(answers[0]![0]).toBe('sync');
+      expect(Number(answers[0]![2])).toBeLessThan(Number(moved));
+      expect(store.cache.version).toBe(moved);
+      expect(listed).toEqual(['H:@r', 'Y:@other']);
+      expect((await hWaits).status).toBe('acquired');
+    } finally {
+      admin.disconnect();
+    }
+  });
+
   it('reads a record stored under another id as unreadable, though the same JSON was read before', async () => {
     prefix = `store-${randomBytes(6).toString('hex')}`;
     const [a, b] = [await agent('A'), await agent('B')];
