@@ -795,56 +795,63 @@ describeRedis('the commit script', () => {
     expect(first[0]).toBe('ok');
   });
 
-  it('takes a merge only fresh, so a resend after many commits is not applied again', async () => {
-    const redis = client();
-    const s = store(redis);
-    const [, epoch] = await s.sync();
-    const ticket = JSON.stringify({ id: 'wt1', status: 'waiting', fence: 2 });
-    await s.commit({ epoch: epoch!, version: '0', fence: 1, puts: [['lk', rec('lk')]] });
-    // Decided now, on version 0, in a window the server checks: merged.
-    const at = Math.floor((await serverMicros(redis)) / 1000) - 1;
-    const merge: CommitArgs = {
-      epoch: epoch!,
-      version: '0',
-      check: '1m',
-      at,
-      until: at + 1000,
-      fence: 2,
-      id: 'merge-fresh',
-      puts: [['wt1', ticket]],
-    };
-    const merged = await s.commit(merge);
-    expect(merged[0]).toBe('merged');
-    // The ticket is handed its lock, then more commits go by than a resend is looked for among.
-    let version = (
-      await s.commit({
+  // A merge's time: the decision's (ARGV[4]) when the server checks the window; with a clock of the
+  // client's own (ARGV[4] is then that clock's, here far from the server's), the send time after 'm'.
+  const timings: [string, (serverMs: number) => Pick<CommitArgs, 'check' | 'at' | 'until'>][] = [
+    ['in a window the server checks', (ms) => ({ check: '1m', at: ms, until: ms + 1000 })],
+    ["on a clock of the client's own", (ms) => ({ check: `0m${ms}`, at: 5_000, until: 6_000 })],
+  ];
+  it.each(timings)(
+    'takes a merge only fresh, %s: a resend after many commits is not applied again',
+    async (_, timing) => {
+      const redis = client();
+      const s = store(redis);
+      const [, epoch] = await s.sync();
+      const ticket = JSON.stringify({ id: 'wt1', status: 'waiting', fence: 2 });
+      await s.commit({ epoch: epoch!, version: '0', fence: 1, puts: [['lk', rec('lk')]] });
+      // Decided and sent now, on version 0: merged.
+      const at = Math.floor((await serverMicros(redis)) / 1000) - 1;
+      const merge: CommitArgs = {
         epoch: epoch!,
-        version: merged[2]!,
-        fence: 3,
-        puts: [['lk_1', rec('lk_1')]],
-        dels: ['wt1', 'lk'],
-      })
-    )[2]!;
-    for (let k = 0; k < 40; k++) {
-      const filler = await s.commit({ epoch: epoch!, version, fence: 3, puts: [[`f${k}`, rec(`f${k}`)]] });
-      expect(filler[0]).toBe('ok');
-      version = filler[2]!;
-    }
-    // The merge arrives again, still inside its window but older than a merge may be.
-    while (Math.floor((await serverMicros(redis)) / 1000) - at < 60)
-      await new Promise((r) => setTimeout(r, 10));
-    const before = await s.state();
-    const again = await s.commit(merge);
-    // Answered as the first time (its delta finds the merge), and nothing applied.
-    expect(again[0]).toBe('merged');
-    expect(await s.state()).toEqual(before);
-    expect(Object.keys(before.locks)).not.toContain('wt1');
-    // The same merge decided just now goes in.
-    const now = Math.floor((await serverMicros(redis)) / 1000) - 1;
-    const fresh = await s.commit({ ...merge, at: now, until: now + 1000, id: 'merge-now' });
-    expect(fresh[0]).toBe('merged');
-    expect(Object.keys((await s.state()).locks)).toContain('wt1');
-  });
+        version: '0',
+        ...timing(at),
+        fence: 2,
+        id: 'merge-fresh',
+        puts: [['wt1', ticket]],
+      };
+      const merged = await s.commit(merge);
+      expect(merged[0]).toBe('merged');
+      // The ticket is handed its lock, then more commits go by than a resend is looked for among.
+      let version = (
+        await s.commit({
+          epoch: epoch!,
+          version: merged[2]!,
+          fence: 3,
+          puts: [['lk_1', rec('lk_1')]],
+          dels: ['wt1', 'lk'],
+        })
+      )[2]!;
+      for (let k = 0; k < 40; k++) {
+        const filler = await s.commit({ epoch: epoch!, version, fence: 3, puts: [[`f${k}`, rec(`f${k}`)]] });
+        expect(filler[0]).toBe('ok');
+        version = filler[2]!;
+      }
+      // The merge arrives again, still inside its window but older than a merge may be.
+      while (Math.floor((await serverMicros(redis)) / 1000) - at < 60)
+        await new Promise((r) => setTimeout(r, 10));
+      const before = await s.state();
+      const again = await s.commit(merge);
+      // Answered as the first time (its delta finds the merge), and nothing applied.
+      expect(again[0]).toBe('merged');
+      expect(await s.state()).toEqual(before);
+      expect(Object.keys(before.locks)).not.toContain('wt1');
+      // The same merge decided just now goes in.
+      const now = Math.floor((await serverMicros(redis)) / 1000) - 1;
+      const fresh = await s.commit({ ...merge, ...timing(now), id: 'merge-now' });
+      expect(fresh[0]).toBe('merged');
+      expect(Object.keys((await s.state()).locks)).toContain('wt1');
+    },
+  );
 
   describe('rebases a hand-over onto a store that only gained new tickets since its snapshot', () => {
     const lock = (

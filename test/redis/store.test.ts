@@ -305,6 +305,46 @@ describeRedis('redis store on the server clock', () => {
     }
   });
 
+  it('on a clock of its own, says when it sends a new place in line, in server time', async () => {
+    prefix = `store-${randomBytes(6).toString('hex')}`;
+    const x = await agent('X');
+    const h = await openLocks({
+      dir: tree,
+      backend: store(),
+      identity: { agentId: 'H' },
+      env: {},
+      clock: Date.now,
+    });
+    opened.push(h);
+    await h.list();
+    const client = (
+      h.backend as unknown as { client: { agentLockCommit(...args: string[]): Promise<string[]> } }
+    ).client;
+    const flags: string[] = [];
+    const send = client.agentLockCommit.bind(client);
+    client.agentLockCommit = (...args) => {
+      flags.push(args[5]!);
+      return send(...args);
+    };
+    expect((await x.acquire('@r')).status).toBe('acquired');
+    const waits = h.acquire('@r', { wait: 30 });
+    await expect.poll(() => flags.some((flag) => flag.startsWith('0m')), { timeout: 10_000 }).toBe(true);
+    // The script takes the merge only within 50 ms of that time (MERGE in commit-script.ts).
+    const sent = Number(flags.find((flag) => flag.startsWith('0m'))!.slice(2));
+    const { Redis } = await import('ioredis');
+    const admin = new Redis(server.url);
+    try {
+      const [seconds, micros] = (await admin.time()) as unknown as [string, string];
+      const serverMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+      expect(sent).toBeGreaterThan(serverMs - 10_000);
+      expect(sent).toBeLessThanOrEqual(serverMs);
+    } finally {
+      admin.disconnect();
+    }
+    expect((await x.release('@r')).status).toBe('released');
+    expect((await waits).status).toBe('acquired');
+  });
+
   it('reads a record stored under another id as unreadable, though the same JSON was read before', async () => {
     prefix = `store-${randomBytes(6).toString('hex')}`;
     const [a, b] = [await agent('A'), await agent('B')];

@@ -22,7 +22,8 @@
  * ARGV[2] version of the snapshot, exactly as this script answered it
  * ARGV[3] '1': check the window ARGV[4] <= server time < ARGV[5]; '0': trust the client's clock;
  *         either followed by 'm' when the change set only takes a new place in line (new tickets,
- *         see MERGE below), or by 'r' and, one per line after it, the JSON strings of agents when
+ *         see MERGE below; after '0', the client's lower bound of server time in epoch ms may
+ *         follow the 'm'), or by 'r' and, one per line after it, the JSON strings of agents when
  *         it may be rebased (REBASE below)
  * ARGV[4] the time the decision was made at, in epoch ms (the client's lower bound of server time)
  * ARGV[5] the first instant, in epoch ms, at which the decision could come out differently
@@ -55,7 +56,8 @@
  * race to every hand-off committed meanwhile, and a short line could drain while its waiters
  * retry (the releaser then takes the lock again: unfair). The answer is 'merged' with a sync,
  * and the client decides again on it: the way may have come free meanwhile. A merge is taken only
- * within 50 ms of its decision (ARGV[4], when the window is checked). A commit sent again after a
+ * within 50 ms of its decision (ARGV[4] when the window is checked; with a clock of the client's
+ * own, the server time the client gave after the 'm'). A commit sent again after a
  * lost reply comes later than that: ioredis resends only after reconnecting, and the first
  * reconnect waits 100 ms. By then the ticket may have been handed its lock and be gone, and many
  * commits may have gone by, so looking for the commit's id in the changes list is not enough.
@@ -248,7 +250,8 @@ if epoch ~= ARGV[1] or version ~= ARGV[2] then
   local usable = epoch == ARGV[1] and not outside and first_event > #ARGV and ARGV[7] == ''
   -- Only a fresh merge (see MERGE): a resent one would put a ticket back that may have been handed
   -- its lock since, more than RESENT_REACH commits ago.
-  local fresh = string.byte(ARGV[3], 1) ~= 49 or now - tonumber(ARGV[4]) < MERGE_WINDOW_MS
+  local sent = string.byte(ARGV[3], 1) == 49 and tonumber(ARGV[4]) or tonumber(string.sub(ARGV[3], 3))
+  local fresh = sent == nil or now - sent < MERGE_WINDOW_MS
   local mergeable = usable and flag == 109 and fresh and puts > 0 and puts <= 100 and dels == 0
     and not resent()
   if mergeable then

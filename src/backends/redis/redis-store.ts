@@ -100,9 +100,13 @@ function onlyNewTickets(changes: Changes, cache: Cache): boolean {
   );
 }
 
-/** ARGV[3] after its first character: how the script may apply the changes to a newer store. */
-function commitFlag(changes: Changes, cache: Cache): string {
-  if (onlyNewTickets(changes, cache)) return 'm';
+/**
+ * ARGV[3] after its first character: how the script may apply the changes to a newer store. A merge
+ * decided on a clock of the caller's own also says when it is sent (`sentAt`, a lower bound of server
+ * time), so that the script still takes it only fresh (MERGE in commit-script.ts).
+ */
+function commitFlag(changes: Changes, cache: Cache, sentAt: number | null): string {
+  if (onlyNewTickets(changes, cache)) return sentAt === null ? 'm' : `m${sentAt}`;
   if (changes.rebase === undefined) return '';
   let flag = 'r';
   for (const agent of changes.rebase) flag += `\n${JSON.stringify(agent)}`;
@@ -513,7 +517,8 @@ export class RedisStore implements Backend {
       this.keys[2]!,
       cache?.epoch ?? '',
       cache?.version ?? '',
-      (checkTime ? '1' : '0') + (changes !== null && cache ? commitFlag(changes, cache) : ''),
+      (checkTime ? '1' : '0') +
+        (changes !== null && cache ? commitFlag(changes, cache, checkTime ? null : this.estimateNow()) : ''),
       String(now),
       String(validUntil),
       String(changes?.fence ?? cache?.fence ?? 0),
