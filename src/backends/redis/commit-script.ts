@@ -25,7 +25,8 @@
  *         see MERGE below; after '0', the client's lower bound of server time in epoch ms may
  *         follow the 'm'), or by 'r' and, one per line after it, the JSON strings of agents when
  *         it may be rebased (REBASE below)
- * ARGV[4] the time the decision was made at, in epoch ms (the client's lower bound of server time)
+ * ARGV[4] the time the decision was made at, in epoch ms (the client's lower bound of server time;
+ *         after '0', the time of the handle's own clock)
  * ARGV[5] the first instant, in epoch ms, at which the decision could come out differently
  * ARGV[6] the fence after the decision (the store's, unless the decision granted some: the client
  *         takes fences from the server's clock in microseconds, or one past the last fence when
