@@ -16,6 +16,27 @@ import { interruption, LiveLine, signalExitCode, type WaitFlags, waitSeconds } f
 
 /** Between SIGTERM and SIGKILL when the lease is lost: the lease's margin (at most 5 s) before it lapses. */
 const KILL_GRACE_MS = 5000;
+
+/**
+ * The command must not outlive run. A SIGKILLed run (the OOM killer, a CI job cancelled hard) can
+ * neither stop the command nor release, and its lease lapses only after the TTL: the command would
+ * go on working, soon without a lock, while another agent takes the scope. So run starts this
+ * watchdog beside the command. It blocks reading a pipe whose only writer is run: end of file means
+ * run is gone, and the command gets SIGTERM, then SIGKILL after the same grace as a lost lease.
+ * It ignores the signals a terminal or a service manager sends the whole process group (run forwards
+ * those itself), and run SIGKILLs it the moment the command has exited, before anything else, so it
+ * never signals a pid the system may have reused. $1 is the command's pid.
+ */
+const WATCHDOG_SH = `trap '' INT TERM HUP QUIT
+read -r _ || :
+kill -TERM "$1" 2>/dev/null || exit 0
+n=0
+while kill -0 "$1" 2>/dev/null; do
+  [ "$n" -ge ${KILL_GRACE_MS / 1000} ] && { kill -KILL "$1" 2>/dev/null; exit 0; }
+  sleep 1
+  n=$((n + 1))
+done
+exit 0`;
 const RUN_TTL_SECONDS = 30;
 
 interface RunFlags extends WaitFlags {
@@ -101,6 +122,31 @@ export async function runCommand(cli: Cli, scopes: string[], flags: RunFlags): P
   }
 }
 
+/** Starts WATCHDOG_SH for the command's pid; null where there is no POSIX shell to run it. */
+function startWatchdog(spawn: typeof import('node:child_process').spawn, pid: number): ChildProcess | null {
+  if (process.platform === 'win32') return null;
+  try {
+    // stdout and stderr ignored: a pipeline reading run's output must not wait for the watchdog.
+    const watchdog = spawn('/bin/sh', ['-c', WATCHDOG_SH, 'alock-run-watchdog', String(pid)], {
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
+    // Without /bin/sh the command runs unwatched, as it would have before; nothing to report.
+    watchdog.once('error', () => {});
+    watchdog.stdin?.on('error', () => {});
+    watchdog.unref();
+    return watchdog;
+  } catch {
+    return null;
+  }
+}
+
+function stopWatchdog(watchdog: ChildProcess | null): void {
+  if (watchdog === null) return;
+  // SIGKILL first: once it is delivered the watchdog runs no more, so closing the pipe cannot wake it.
+  watchdog.kill('SIGKILL');
+  watchdog.stdin?.destroy();
+}
+
 async function runUnder(
   cli: Cli,
   lease: Lease,
@@ -130,8 +176,15 @@ async function runUnder(
         resolve({ code: null, signal: null, error: error as Error });
         return;
       }
-      child.once('error', (error) => resolve({ code: null, signal: null, error }));
-      child.once('exit', (code, signal) => resolve({ code, signal }));
+      const watchdog = child.pid === undefined ? null : startWatchdog(spawn, child.pid);
+      child.once('error', (error) => {
+        stopWatchdog(watchdog);
+        resolve({ code: null, signal: null, error });
+      });
+      child.once('exit', (code, signal) => {
+        stopWatchdog(watchdog);
+        resolve({ code, signal });
+      });
       // Signals to run are the command's to handle; run keeps the lease until the command is gone.
       signals.onSignal((sig) => {
         if (child.exitCode === null && child.signalCode === null) child.kill(sig);

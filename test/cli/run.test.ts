@@ -4,7 +4,7 @@
  * interrupted or killed waiter leaves no place in line behind.
  */
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
@@ -205,6 +205,43 @@ describe('alock run', () => {
     const result = await run.done;
     expect(result.code).toBe(75);
     expect((await alock('B', ['acquire', '@merge'])).code).toBe(0);
+  });
+});
+
+describe('alock run, SIGKILLed itself', () => {
+  /** A node one-liner that prints its pid, and on SIGTERM writes `marker` (and exits unless told to stay). */
+  const victim = (marker: string, stay: boolean) => [
+    process.execPath,
+    '-e',
+    `process.on('SIGTERM', () => { require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'TERM'); ${stay ? '' : 'process.exit(0);'} }); console.log('pid ' + process.pid); setInterval(() => {}, 1000);`,
+  ];
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it('stops the command: SIGTERM at once, SIGKILL after the grace if it stays', async () => {
+    const marker = path.join(sandbox.tree, 'termed');
+    const run = start('A', ['run', '@merge', '--', ...victim(marker, true)]);
+    const pid = Number((await run.line((l) => l.startsWith('pid '))).slice(4));
+    try {
+      run.proc.kill('SIGKILL');
+      // The command holds run's stdout: the pipe closes only once the command is gone too. 20 s is a
+      // bound on liveness (the grace is 5 s), not on speed: without a watchdog it never closes.
+      const result = await Promise.race([
+        run.done,
+        new Promise<null>((resolve) => setTimeout(() => resolve(null), 20_000)),
+      ]);
+      expect(result, 'the command outlived its SIGKILLed run').not.toBeNull();
+      expect(result?.signal).toBe('SIGKILL');
+      expect(readFileSync(marker, 'utf8')).toBe('TERM');
+    } finally {
+      if (alive(pid)) process.kill(pid, 'SIGKILL');
+    }
   });
 });
 
