@@ -649,7 +649,7 @@ const msOf = (ns) => Number(ns) / 1e6;
  * Pairs each grant with the one before it (agent-lock: fence order; libraries: granted time), after
  * the round's warmup: hand-off latency = granted - the previous holder's release start.
  */
-function handoffStats(rounds, byFence, skip = SETTINGS.handoffWarmup) {
+function handoffStats(rounds, byFence, skip = SETTINGS.handoffWarmup, count = SETTINGS.handoffsPerRound) {
   const all = [];
   const cross = [];
   const release = [];
@@ -672,7 +672,7 @@ function handoffStats(rounds, byFence, skip = SETTINGS.handoffWarmup) {
       const [a, b] = byFence ? [x.order, y.order] : [x.granted, y.granted];
       return a < b ? -1 : a > b ? 1 : 0;
     });
-    const end = Math.min(sorted.length, skip + SETTINGS.handoffsPerRound + 1);
+    const end = Math.min(sorted.length, skip + count + 1);
     if (end > skip + 1) {
       const from = sorted[skip].relStart;
       const to = sorted[end - 1].granted;
@@ -886,6 +886,7 @@ async function handoff(server) {
     c.rounds = [];
     c.error = null;
   }
+  const wholeCount = SETTINGS.handoffWarmSkip + SETTINGS.handoffsPerRound - SETTINGS.handoffWarmup;
   // Rounds run every contender once, starting one further along each time (noise spreads over all).
   for (let r = 0; r < SETTINGS.handoffRounds; r++) {
     for (let j = 0; j < contenders.length; j++) {
@@ -904,6 +905,10 @@ async function handoff(server) {
     error: c.error,
     ...(c.error === null ? handoffStats(c.rounds, c.byFence) : {}),
     warm: c.error === null ? warmOf(handoffStats(c.rounds, c.byFence, SETTINGS.handoffWarmSkip)) : null,
+    // Every hand-off after the warm-up, the unmeasured middle of the rounds included: how far the
+    // two windows above are from a whole run's tail (info, no target).
+    whole:
+      c.error === null ? warmOf(handoffStats(c.rounds, c.byFence, SETTINGS.handoffWarmup, wholeCount)) : null,
   }));
   const row = (key) => rows.find((x) => x.key === key);
   // Both windows whole (a round that timed out may have stopped short of the warm one) and with
@@ -942,6 +947,8 @@ async function handoff(server) {
       redlockWarmP99Ms: row('redlock').warm?.p99Ms ?? null,
       floorP99Ms: row('floor').p99Ms ?? null,
       floorWarmP99Ms: row('floor').warm?.p99Ms ?? null,
+      wholeP99Ms: ours.whole?.p99Ms ?? null,
+      floorWholeP99Ms: row('floor').whole?.p99Ms ?? null,
       ratioSemaphoreP99ToOurs: ratio('semaphore'),
       ratioRedlockP99ToOurs: ratio('redlock'),
     };
@@ -1153,6 +1160,21 @@ try {
     [],
   );
   table(
+    `  whole rounds: hand-offs ${f.warmupPerRound + 1}..${f.warmSkipPerRound + f.handoffsPerRound}, the unmeasured middle included (info)`,
+    ['contender', 'hand-offs', 'p50 ms', 'p99 ms', 'max ms', 'self'],
+    f.contenders
+      .filter((r) => r.error === null)
+      .map((r) => [
+        r.name,
+        r.whole.handoffs,
+        fmt(r.whole.p50Ms),
+        fmt(r.whole.p99Ms),
+        fmt(r.whole.maxMs),
+        `${(r.whole.selfShare * 100).toFixed(1)}%`,
+      ]),
+    [],
+  );
+  table(
     '  where the time goes: release call, release reply -> next grant, store decisions per grant',
     [
       'contender',
@@ -1249,6 +1271,9 @@ try {
     );
     log(
       `    floor (a fair ring of bare ioredis calls) p99 ${fmt(f.redis.floorP99Ms)} ms, warm ${fmt(f.redis.floorWarmP99Ms)} ms: what this machine allows a fair hand-off   (info)`,
+    );
+    log(
+      `    whole rounds (every hand-off after the warm-up): agent-lock p99 ${fmt(f.redis.wholeP99Ms)} ms, floor ${fmt(f.redis.floorWholeP99Ms)} ms   (info)`,
     );
   } else {
     log(`  agent-lock Redis, redis-semaphore, redlock: NOT RUN (${f.redis.reason})`);
