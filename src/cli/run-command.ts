@@ -24,14 +24,19 @@ const KILL_GRACE_MS = 5000;
  * watchdog beside the command. It blocks reading a pipe whose only writer is run: end of file means
  * run is gone, and the command gets SIGTERM, then SIGKILL after the same grace as a lost lease.
  * It ignores the signals a terminal or a service manager sends the whole process group (run forwards
- * those itself), and run SIGKILLs it the moment the command has exited, before anything else, so it
- * never signals a pid the system may have reused. $1 is the command's pid.
+ * those itself). While run lives, run SIGKILLs it the moment the command has exited. Once run is
+ * dead, nobody keeps the command's pid from being reused, so before each signal the watchdog checks
+ * that the pid still has the start time it had when the watchdog began and is no zombie (from /proc;
+ * where there is none, that the pid exists). $1 is the command's pid.
  */
 const WATCHDOG_SH = `trap '' INT TERM HUP QUIT
+born() { { read -r s < "/proc/$1/stat"; } 2>/dev/null || return 0; s=\${s##*) }; set -- $s; [ "$1" = Z ] || echo "\${20}"; }
+b=$(born "$1")
+same() { kill -0 "$1" 2>/dev/null && [ "$(born "$1")" = "$b" ]; }
 read -r _ || :
-kill -TERM "$1" 2>/dev/null || exit 0
+same "$1" && kill -TERM "$1" 2>/dev/null || exit 0
 n=0
-while kill -0 "$1" 2>/dev/null; do
+while same "$1"; do
   [ "$n" -ge ${KILL_GRACE_MS / 1000} ] && { kill -KILL "$1" 2>/dev/null; exit 0; }
   sleep 1
   n=$((n + 1))
@@ -127,11 +132,13 @@ function startWatchdog(spawn: typeof import('node:child_process').spawn, pid: nu
   if (process.platform === 'win32') return null;
   try {
     // stdout and stderr ignored: a pipeline reading run's output must not wait for the watchdog.
+    // Its own PATH: `sleep` must be found whatever the command's environment says.
     const watchdog = spawn('/bin/sh', ['-c', WATCHDOG_SH, 'alock-run-watchdog', String(pid)], {
       stdio: ['pipe', 'ignore', 'ignore'],
+      env: { PATH: '/usr/bin:/bin' },
     });
     // Without /bin/sh the command runs unwatched, as it would have before; nothing to report.
-    watchdog.once('error', () => {});
+    watchdog.on('error', () => {});
     watchdog.stdin?.on('error', () => {});
     watchdog.unref();
     return watchdog;
@@ -177,7 +184,10 @@ async function runUnder(
         return;
       }
       const watchdog = child.pid === undefined ? null : startWatchdog(spawn, child.pid);
-      child.once('error', (error) => {
+      // 'error' also comes when a signal cannot be delivered (EPERM: a command that changed its
+      // user). The command still runs then: only a failed spawn (no pid) ends the wait.
+      child.on('error', (error) => {
+        if (child.pid !== undefined) return;
         stopWatchdog(watchdog);
         resolve({ code: null, signal: null, error });
       });
