@@ -1144,35 +1144,30 @@ try {
     ),
     [],
   );
-  table(
+  /** One row per contender of a window of the rounds (`warm` or `whole`). */
+  const windowTable = (title, key) =>
+    table(
+      title,
+      ['contender', 'hand-offs', 'p50 ms', 'p99 ms', 'max ms', 'self'],
+      f.contenders
+        .filter((r) => r.error === null)
+        .map((r) => [
+          r.name,
+          r[key].handoffs,
+          fmt(r[key].p50Ms),
+          fmt(r[key].p99Ms),
+          fmt(r[key].maxMs),
+          `${(r[key].selfShare * 100).toFixed(1)}%`,
+        ]),
+      [],
+    );
+  windowTable(
     `  warm processes: hand-offs ${f.warmSkipPerRound + 1}..${f.warmSkipPerRound + f.handoffsPerRound} of the same rounds (V8 done compiling in the background)`,
-    ['contender', 'hand-offs', 'p50 ms', 'p99 ms', 'max ms', 'self'],
-    f.contenders
-      .filter((r) => r.error === null)
-      .map((r) => [
-        r.name,
-        r.warm.handoffs,
-        fmt(r.warm.p50Ms),
-        fmt(r.warm.p99Ms),
-        fmt(r.warm.maxMs),
-        `${(r.warm.selfShare * 100).toFixed(1)}%`,
-      ]),
-    [],
+    'warm',
   );
-  table(
+  windowTable(
     `  whole rounds: hand-offs ${f.warmupPerRound + 1}..${f.warmSkipPerRound + f.handoffsPerRound}, the unmeasured middle included (info)`,
-    ['contender', 'hand-offs', 'p50 ms', 'p99 ms', 'max ms', 'self'],
-    f.contenders
-      .filter((r) => r.error === null)
-      .map((r) => [
-        r.name,
-        r.whole.handoffs,
-        fmt(r.whole.p50Ms),
-        fmt(r.whole.p99Ms),
-        fmt(r.whole.maxMs),
-        `${(r.whole.selfShare * 100).toFixed(1)}%`,
-      ]),
-    [],
+    'whole',
   );
   table(
     '  where the time goes: release call, release reply -> next grant, store decisions per grant',
