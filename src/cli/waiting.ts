@@ -2,6 +2,7 @@
  * Waiting on the command line: the `--wait[=S]` / `-w S` / `-n` flags, the terminal's live line,
  * and the signals that interrupt a wait (or that `run` forwards to its command).
  */
+import { constants } from 'node:os';
 import { AgentLockError } from '../core/errors.js';
 import type { Lock } from '../core/lock.js';
 import { age } from './render.js';
@@ -72,11 +73,9 @@ export function interruption(subscribe: Subscribe | undefined): Interruption {
   };
 }
 
-const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGTERM: 15 };
-
-/** 128 + the signal's number, as shells report a command killed by it. */
+/** 128 + the signal's number (this platform's: SIGUSR1 is 10 on Linux, 30 on macOS), as shells report a command killed by it. */
 export function signalExitCode(signal: NodeJS.Signals): number {
-  return 128 + (SIGNAL_NUMBERS[signal] ?? 0);
+  return 128 + (constants.signals[signal] ?? 0);
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { constants } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
@@ -164,6 +165,11 @@ describe('alock run', () => {
     const result = await alock('A', ['run', '@merge', '--', 'sh', '-c', 'kill -KILL $$']);
     expect(result.code).toBe(137);
     expect((await listed()).locks).toEqual([]);
+    // Any signal, not only the few run forwards: SIGSEGV and SIGABRT are how commands crash.
+    for (const name of ['SEGV', 'ABRT', 'USR1'] as const) {
+      const killed = await alock('A', ['run', '@merge', '--', 'sh', '-c', `kill -${name} $$`]);
+      expect(killed.code).toBe(128 + constants.signals[`SIG${name}`]);
+    }
   });
 
   it('answers 127 for a command that does not exist, and releases', async () => {
