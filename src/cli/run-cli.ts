@@ -134,8 +134,18 @@ export class Cli implements CliContext {
     return this.who;
   }
 
+  private readonly atClose: (() => void)[] = [];
+  /** Runs `step` once the answer is out and the store closed (the last thing runCli does). */
+  afterClose(step: () => void): void {
+    this.atClose.push(step);
+  }
+
   async close(): Promise<void> {
-    await this.locks?.close();
+    try {
+      await this.locks?.close();
+    } finally {
+      for (const step of this.atClose.splice(0)) step();
+    }
   }
 
   cmd(words: string): string {
@@ -271,11 +281,30 @@ async function acquire(
       ...(stop ? { wait, signal: stop.signal, onWait: live.update } : {}),
     });
   } catch (error) {
+    stop?.dispose();
     if (stop?.received) return abortedAnswer(cli, 'acquire', asked.join(' '), stop.received);
     throw error;
   } finally {
     live.done();
-    stop?.dispose();
+  }
+  if (stop !== null) {
+    if (stop.received !== null) {
+      // The signal came as the wait ended, with the lock already handed over: its taker asked to
+      // stop, so it goes back (as the library does when an abort races a grant) and the answer is
+      // ABORTED. If giving it back fails, the truth is that it is held: say ACQUIRED below.
+      const back =
+        outcome.status === 'acquired'
+          ? await locks.release(scopes).catch(() => null)
+          : { status: 'released' };
+      if (back?.status === 'released') {
+        stop.dispose();
+        return abortedAnswer(cli, 'acquire', asked.join(' '), stop.received);
+      }
+    }
+    // The answer is decided. A signal from now until it is printed and the store closed is noted
+    // and ignored (bin/ then ends the process with the answer's code): dying in between would keep
+    // the lock while the caller sees 143 and thinks it has nothing.
+    cli.afterClose(() => stop.dispose());
   }
   switch (outcome.status) {
     case 'timeout':

@@ -3,7 +3,16 @@
  * separate process, so these also show that locks hold across processes.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -177,5 +186,39 @@ describe('invoked as agent-lock (a node_modules/.bin style symlink)', () => {
     const completion = alock('A', ['completion', 'bash'], [link]);
     expect(completion.code).toBe(0);
     expect(completion.stdout).toContain('complete -o filenames -F _agent_lock agent-lock');
+  });
+
+  it('a reader that goes away is no error: no stack, and the exit code still tells the outcome', () => {
+    expect(alock('B', ['acquire', '@piped']).code).toBe(0);
+    // `alock acquire @piped | true`: the reader has exited long before node writes (EPIPE).
+    const script = '{ "$0" "$1" acquire @piped; echo "rc=$?" >&2; } | true';
+    const r = spawnSync('/bin/sh', ['-c', script, process.execPath, bin], {
+      cwd: tree,
+      env: cleanEnv({ AGENT_ID: 'A' }),
+      encoding: 'utf8',
+    });
+    expect(r.stderr).toBe('rc=1\n');
+    expect(alock('B', ['release', '@piped']).code).toBe(0);
+  });
+
+  it('an answer that cannot be written is one ERROR line and never exit 0', () => {
+    const full = openSync('/dev/full', 'w');
+    try {
+      const r = spawnSync(process.execPath, [bin, 'list'], {
+        cwd: tree,
+        env: cleanEnv({ AGENT_ID: 'A' }),
+        encoding: 'utf8',
+        stdio: ['ignore', full, 'pipe'],
+      });
+      expect(r.status).toBe(2);
+      expect(r.stderr).not.toMatch(STACK_FRAME);
+      expect(r.stderr.split('\n').filter(Boolean)).toEqual([
+        expect.stringMatching(
+          /^ERROR: alock: cannot write the answer: ENOSPC.* \(alock list shows the locks\)$/,
+        ),
+      ]);
+    } finally {
+      closeSync(full);
+    }
   });
 });
