@@ -282,6 +282,37 @@ describe('file store: torn and corrupt lines', () => {
     expect((await c.acquire(['@res'])).status).toBe('acquired');
   });
 
+  it('never grants a fence again after its log was emptied behind its back', async () => {
+    const s = setup('emptied-log');
+    const a = await s.open('a');
+    const first = await a.acquire(['@first']);
+    expect(first.status).toBe('acquired');
+    writeFileSync(s.log, '');
+    const b = await s.open('b');
+    const next = await b.acquire(['@second']);
+    expect(next.status).toBe('acquired');
+    expect(next.locks[0]!.fence).toBeGreaterThan(first.locks[0]!.fence);
+  });
+
+  it('never grants again the fence of a grant whose line was corrupted', async () => {
+    const s = setup('corrupt-last-grant');
+    const a = await s.open('a');
+    expect((await a.acquire(['@first'])).status).toBe('acquired');
+    const lost = await a.acquire(['@lost']);
+    expect(lost.status).toBe('acquired');
+    // The last line (the grant of @lost) becomes garbage of the same length.
+    const lines = readFileSync(s.log, 'utf8').split('\n');
+    lines[lines.length - 2] = 'x'.repeat(lines[lines.length - 2]!.length);
+    writeFileSync(s.log, lines.join('\n'));
+    const b = await s.open('b');
+    const unreadable = (await b.list()).locks.filter((lock) => lock.agent_id === '<unknown>');
+    expect(unreadable).toHaveLength(1);
+    expect((await b.breakLock([], { ids: [unreadable[0]!.id] })).status).toBe('broken');
+    const next = await b.acquire(['@next']);
+    expect(next.status).toBe('acquired');
+    expect(next.locks[0]!.fence).toBeGreaterThan(lost.locks[0]!.fence);
+  });
+
   it('treats a line whose record has the wrong shape as held by <unknown>', async () => {
     const s = setup('bad-record');
     const a = await s.open('a');

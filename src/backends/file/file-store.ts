@@ -510,6 +510,9 @@ export class FileStore implements Backend {
         tombstones: [],
       };
       this.applyBytes(cache, readRange(fd, 0, size), 0);
+      // Every log starts with a snapshot (it is only ever replaced whole). One without it was
+      // emptied or cut short behind our back, its fence counter with it: restart from the clock.
+      if (cache.snapshotBytes === 0) cache.fence = Math.max(cache.fence, this.options.now() * 1000);
       this.dropCache();
       this.cache = cache;
       return cache;
@@ -548,11 +551,12 @@ export class FileStore implements Backend {
       if (typeof entry !== 'object' || entry === null || typeof entry.fence !== 'number')
         throw new Error('shape');
     } catch {
-      // We cannot know what this line granted: fail closed until someone breaks it. A lost snapshot
-      // also lost the fence counter, so it restarts from the clock, above anything granted before.
+      // We cannot know what this line granted: fail closed until someone breaks it. Nor which fence
+      // it took (a lost snapshot even took the counter), so fences restart from the clock, above
+      // anything granted before: the next grant must not reuse the fence of the grant we lost.
       const id = `corrupt-${offset}`;
       cache.locks.set(id, unreadableRecord(id, now));
-      if (offset === 0) cache.fence = Math.max(cache.fence, now * 1000);
+      cache.fence = Math.max(cache.fence, now * 1000);
       return;
     }
     const records = (list: unknown, from: string): LockRecord[] =>
