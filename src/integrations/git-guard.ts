@@ -8,7 +8,6 @@ import {
   chmodSync,
   existsSync,
   lstatSync,
-  mkdirSync,
   readFileSync,
   realpathSync,
   renameSync,
@@ -24,6 +23,7 @@ import { AgentLockError } from '../core/errors.js';
 import { type Identity, resolveIdentity } from '../core/identity.js';
 import type { Lock } from '../core/lock.js';
 import { type PathScope, scopeFromPattern, scopesOverlap } from '../core/scope.js';
+import { makeDirs } from '../host/make-dirs.js';
 import { ancestorChain, hostName, processAlive } from '../host/process.js';
 
 /** The line that tells our hook from anyone else's. */
@@ -132,7 +132,7 @@ export async function installGitHook(cli: CliContext): Promise<Answer> {
   // --git-path honours core.hooksPath and a worktree's shared hooks folder.
   const out = (await git(['rev-parse', '--git-path', 'hooks'], cwd, cli.io.env)).toString('utf8').trim();
   const hooks = path.resolve(cwd, out);
-  mkdirSync(hooks, { recursive: true });
+  makeDirs(hooks);
   const hook = path.join(hooks, 'pre-commit');
   const chained = path.join(hooks, CHAINED);
   const text = hookScript(process.execPath, binScript());

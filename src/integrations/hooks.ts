@@ -7,7 +7,6 @@ import {
   type Stats,
   existsSync,
   lstatSync,
-  mkdirSync,
   readFileSync,
   realpathSync,
   renameSync,
@@ -17,6 +16,7 @@ import {
 import path from 'node:path';
 import type { Answer, CliContext } from '../cli/answer.js';
 import { AgentLockError } from '../core/errors.js';
+import { makeDirs } from '../host/make-dirs.js';
 import { findTree } from '../host/tree.js';
 import { claudePreToolUse, HOOKED_TOOLS } from './claude-hook.js';
 
@@ -152,7 +152,7 @@ function lstatSafe(p: string): Stats | null {
 
 /** Written aside and renamed over: Claude Code never reads half a settings file. */
 function writeAtomically(file: string, body: string, mode: number | undefined): void {
-  mkdirSync(path.dirname(file), { recursive: true });
+  makeDirs(path.dirname(file));
   const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
   try {
     writeFileSync(temp, body, { flag: 'wx', mode: mode === undefined ? 0o644 : mode & 0o777 });

@@ -7,7 +7,6 @@ import {
   type Stats,
   existsSync,
   lstatSync,
-  mkdirSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -17,6 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Answer, CliContext } from '../cli/answer.js';
 import { AgentLockError } from '../core/errors.js';
+import { makeDirs } from '../host/make-dirs.js';
 import { findTree } from '../host/tree.js';
 
 const SKILL_NAME = 'agent-lock';
@@ -114,7 +114,7 @@ function install(cli: CliContext, opts: Record<string, unknown>): Answer {
       });
     }
   }
-  mkdirSync(folder, { recursive: true });
+  makeDirs(folder);
   // Written aside and renamed over: a reader (an agent loading skills) never sees half a file.
   const temp = path.join(folder, `.SKILL.md.${process.pid}.${Date.now()}.tmp`);
   try {

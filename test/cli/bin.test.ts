@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import {
   closeSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   openSync,
@@ -132,6 +133,24 @@ describe('the alock binary', () => {
     expect(body.error?.code).toBe('E_RESOURCE_INVALID');
     expect(STACK_FRAME.test(r.stdout + r.stderr)).toBe(false);
   });
+
+  it.runIf(existsSync('/proc/self'))(
+    'a store folder that cannot be made under /proc is exit 2, not a hang',
+    () => {
+      // Node's recursive mkdirSync spins for ever there; 20 s bounds a hang, not a speed.
+      const r = spawnSync(process.execPath, [bin, 'list'], {
+        cwd: tree,
+        env: { ...cleanEnv({ AGENT_ID: 'A' }), AGENT_LOCK_DIR: '/proc/agent-lock-test/store' },
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
+      expect(r.signal).toBeNull();
+      expect(r.status).toBe(2);
+      expect(r.stderr).toMatch(
+        /^ERROR: alock: cannot create the store \/proc\/agent-lock-test\/store: ENOENT/,
+      );
+    },
+  );
 
   it('a bad environment value is exit 2 naming the variable', () => {
     const r = spawnSync(process.execPath, [bin, 'list'], {

@@ -16,7 +16,6 @@ import {
   fstatSync,
   lstatSync,
   lutimesSync,
-  mkdirSync,
   readdirSync,
   realpathSync,
   truncateSync,
@@ -29,6 +28,7 @@ import { isEmpty } from '../../core/decide.js';
 import { AgentLockError } from '../../core/errors.js';
 import type { Holder, LockRecord } from '../../core/lock.js';
 import { isLockRecord, unreadableRecord } from '../../core/lock.js';
+import { makeDirs } from '../../host/make-dirs.js';
 import {
   type Backend,
   stopper,
@@ -252,7 +252,7 @@ export class FileStore implements Backend {
 
   /** Makes the wake folder; a symlink in its place is refused (the waiter then relies on its poll). */
   private ensureWakeDir(): void {
-    mkdirSync(this.wakeDir, { recursive: true, mode: 0o700 });
+    makeDirs(this.wakeDir, 0o700);
     if (lstatSync(this.wakeDir).isSymbolicLink()) {
       throw new AgentLockError('E_STORE_UNSAFE', `${this.wakeDir} is a symlink, not a folder`);
     }

@@ -8,7 +8,6 @@ import {
   constants,
   fstatSync,
   lstatSync,
-  mkdirSync,
   openSync,
   readSync,
   renameSync,
@@ -16,6 +15,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { AgentLockError } from '../../core/errors.js';
+import { makeDirs } from '../../host/make-dirs.js';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW } = constants;
 
@@ -35,7 +35,7 @@ export function ensureStoreDir(dir: string): void {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makeDirs(dir, 0o700);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== 'EEXIST') {
