@@ -5,29 +5,27 @@ import { runCli } from '../dist/cli.js';
 
 const SIGNALS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 };
 // A command that can stop cleanly (a wait leaving its place in line, `run` forwarding to its
-// command) subscribes to these signals. Without a subscriber they end the process as they would
-// without any listener (SIGTERM and SIGHUP by their default action, SIGINT with 130), and once the
-// answer is out, with the answer's exit code: the listeners stay installed from start to end, so
-// no moment between a command's last subscriber and the exit falls back to the default action.
+// command) subscribes to these signals; without a subscriber they end the process as before.
+// Once the answer is written (io.answered) a subscriber ends the process with the answer's code.
 const handlers = new Set();
-/** The exit code, once runCli has answered. */
-let answered = null;
 const onSignal = (signal) => {
-  if (handlers.size > 0) {
-    for (const handler of handlers) handler(signal);
-  } else if (answered !== null) {
-    process.exit(answered);
-  } else if (signal === 'SIGINT') {
-    process.exit(128 + SIGNALS[signal]);
-  } else {
-    process.off(signal, onSignal);
-    process.kill(process.pid, signal);
-  }
+  if (handlers.size === 0) process.exit(128 + SIGNALS[signal]);
+  for (const handler of handlers) handler(signal);
 };
-for (const signal of Object.keys(SIGNALS)) process.on(signal, onSignal);
+process.on('SIGINT', onSignal);
 const subscribe = (handler) => {
+  if (handlers.size === 0) {
+    process.on('SIGTERM', onSignal);
+    process.on('SIGHUP', onSignal);
+  }
   handlers.add(handler);
-  return () => handlers.delete(handler);
+  return () => {
+    handlers.delete(handler);
+    if (handlers.size === 0) {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGHUP', onSignal);
+    }
+  };
 };
 const name = basename(process.argv[1] ?? 'alock').replace(/\.js$/, '');
 // A reader that went away (`alock list | head -1`) is no error of ours, and no write error may end
@@ -60,13 +58,14 @@ const code = await runCli(process.argv.slice(2), {
     return Buffer.concat(chunks).toString('utf8');
   },
   programName: name === 'agent-lock' ? 'agent-lock' : 'alock',
+  // From here a signal ends the process at once with the answer's code, not 128+N: a lock just
+  // granted (and printed) is never reported to the caller as a failure. Subscribed before the
+  // command lets go of its own subscription, so no instant falls back to the default action.
+  answered: (exitCode) => subscribe(() => process.exit(exitCode)),
 });
-// The answer is out: a signal from here on ends the process at once with the answer's code, not
-// 128+N, so that a lock just granted (and printed) is never reported to the caller as a failure.
-// And the process ends as soon as both streams have flushed: a natural exit would first wait for
+// The process ends as soon as both streams have flushed: a natural exit would first wait for
 // handles still closing and then tear the runtime down, milliseconds during which a signal finds
 // its default action again and turns the exit into 143.
-answered = code;
 process.exitCode = code;
 // A write's callback hears of a failure before the stream's 'error' event does.
 let flushed = 0;

@@ -51,6 +51,11 @@ export interface CliIo {
    * is subscribed; without subscribers bin/ exits as before. Returns the unsubscribe function.
    */
   readonly onSignal?: (handler: (signal: NodeJS.Signals) => void) => () => void;
+  /**
+   * Told the exit code once the answer is written, before the store is closed: from then on bin/
+   * ends the process with that code on a signal, so that nothing after the answer can change it.
+   */
+  readonly answered?: (exitCode: number) => void;
 }
 
 interface GlobalOptions {
@@ -301,9 +306,9 @@ async function acquire(
         return abortedAnswer(cli, 'acquire', asked.join(' '), stop.received);
       }
     }
-    // The answer is decided. A signal from now until it is printed and the store closed is noted
-    // and ignored (bin/ then ends the process with the answer's code): dying in between would keep
-    // the lock while the caller sees 143 and thinks it has nothing.
+    // The answer is decided. A signal from now until it is printed is noted and ignored, and once it
+    // is printed bin/ ends the process with its code (io.answered, told before this is disposed):
+    // dying in between would keep the lock while the caller sees 143 and thinks it has nothing.
     cli.afterClose(() => stop.dispose());
   }
   switch (outcome.status) {
@@ -795,16 +800,19 @@ export async function runCli(fullArgv: readonly string[], io: CliIo): Promise<nu
     command.configureOutput({ writeOut: (t) => (helpText += t), writeErr: () => {} });
   }
   const command = commandWord(argv) ?? argv.find((a) => !a.startsWith('-')) ?? '';
+  let exitCode = 2;
   try {
     if (argv.length === 0) {
       io.stdout(program.helpInformation());
-      return 0;
+      exitCode = 0;
+      return exitCode;
     }
     await program.parseAsync([...argv], { from: 'user' });
     const done = answer as Answer | null;
     if (done === null) {
       io.stdout(helpText);
-      return 0;
+      exitCode = 0;
+      return exitCode;
     }
     if (program.opts().json && !done.raw)
       io.stdout(`${JSON.stringify(envelope(done, agentOf(cli), null))}\n`);
@@ -812,14 +820,16 @@ export async function runCli(fullArgv: readonly string[], io: CliIo): Promise<nu
       io.stdout(done.raw.stdout);
       if (done.raw.stderr) io.stderr(done.raw.stderr);
     } else io.stdout(`${done.text.join('\n')}\n`);
-    return done.exitCode;
+    exitCode = done.exitCode;
+    return exitCode;
   } catch (error) {
     if (
       error instanceof CommanderError &&
       (error.code === 'commander.helpDisplayed' || error.code === 'commander.version')
     ) {
       io.stdout(helpText);
-      return 0;
+      exitCode = 0;
+      return exitCode;
     }
     const failure = toAgentLockError(error);
     const line = `ERROR: ${cli.name}: ${failure.message}${failure.hint ? ` (${failure.hint})` : ''}`;
@@ -831,8 +841,10 @@ export async function runCli(fullArgv: readonly string[], io: CliIo): Promise<nu
       io.stderr(`${line}\n`);
     }
     if (io.env.AGENT_LOCK_DEBUG && error instanceof Error) io.stderr(`${error.stack}\n`);
-    return 2;
+    exitCode = 2;
+    return exitCode;
   } finally {
+    io.answered?.(exitCode);
     await cli.close().catch(() => {});
   }
 }
