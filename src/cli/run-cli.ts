@@ -3,7 +3,7 @@
  * words, one JSON object and an exit code. `runCli` takes its whole world as `io` and returns the exit
  * code, so every command is testable in-process; only bin/ calls process.exit.
  */
-import { statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import type { Outcome } from '../core/decide.js';
@@ -153,8 +153,35 @@ export class Cli implements CliContext {
     }
   }
 
+  /** A command to suggest: with the --dir it was run with, as that decides the tree and the store. */
   cmd(words: string): string {
-    return `${this.name} ${words}`;
+    const dir = this.globals().dir;
+    return `${this.name} ${dir === undefined ? '' : `--dir ${quoteArg(dir)} `}${words}`;
+  }
+
+  /**
+   * A lock's scope as an argument for a suggested command. Scopes are stored relative to the tree's
+   * root but read relative to the current folder (or --dir): from `src/`, the lock `src/a.ts` is
+   * `a.ts` and `docs/**` is `../docs/**`.
+   */
+  scopeArg(lock: Lock): string {
+    const locks = this.locks;
+    if (lock.kind === 'resource' || locks === null) return quoteArg(lock.scope);
+    let here: string;
+    try {
+      here = realpathSync(path.resolve(this.io.cwd, this.globals().dir ?? '.'));
+    } catch {
+      return quoteArg(lock.scope);
+    }
+    if (here === locks.tree.root) return quoteArg(lock.scope);
+    const segments = lock.scope.split('/');
+    const wild = segments.findIndex((segment) => /[*?[{]/.test(segment));
+    const fixed = wild === -1 ? segments : segments.slice(0, wild);
+    const local = path
+      .relative(here, path.join(locks.tree.root, ...fixed))
+      .split(path.sep)
+      .join('/');
+    return quoteArg([local, ...(wild === -1 ? [] : segments.slice(wild))].filter(Boolean).join('/') || '.');
   }
 
   scopes(locks: Lock[]): string {
@@ -203,7 +230,7 @@ export class Cli implements CliContext {
       [
         this.head('held', asked.join(' ')),
         ...this.lines(outcome.conflicts),
-        `next: work elsewhere, ask ${holders}, or check again later (${this.cmd(`check ${asked.map(quoteArg).join(' ')}`)})`,
+        `next: work elsewhere, ask ${holders}, or check again later (${this.cmd(`check ${asked.join(' ')}`)})`,
       ],
       message,
     );
@@ -320,9 +347,9 @@ async function acquire(
       const frozen = outcome.locks.reduce((n, l) => n + l.frozen_paths.length, 0);
       if (opts.enforce)
         text.push(`  froze ${frozen} ${frozen === 1 ? 'file' : 'files'} read-only until release`);
-      const scopeArgs = outcome.locks.map((l) => quoteArg(l.scope)).join(' ');
+      const scopeArgs = outcome.locks.map((l) => cli.scopeArg(l)).join(' ');
       text.push(
-        `next: do the work; ${cli.cmd(`note ${quoteArg(outcome.locks[0]!.scope)} "progress"`)} as you go; ${cli.cmd(`release ${scopeArgs}`)} when done`,
+        `next: do the work; ${cli.cmd(`note ${cli.scopeArg(outcome.locks[0]!)} "progress"`)} as you go; ${cli.cmd(`release ${scopeArgs}`)} when done`,
       );
       if (outcome.locks.some((l) => l.ttl_seconds !== null)) {
         text.push(`lease: ${cli.cmd(`renew ${scopeArgs}`)} before it expires`);
@@ -356,7 +383,8 @@ async function acquire(
       );
     }
     case 'interrupted': {
-      const scope = quoteArg(outcome.conflicts[0]?.scope ?? scopes[0]!);
+      const orphan = outcome.conflicts[0];
+      const scope = orphan === undefined ? quoteArg(scopes[0]!) : cli.scopeArg(orphan);
       return cli.answer(
         'acquire',
         outcome,
@@ -403,7 +431,7 @@ async function release(
         cli.head('refused', `${asked} is held by ${holders}, not you`),
         ...cli.lines(outcome.conflicts),
         ...(outcome.locks.length ? [`  released meanwhile: ${cli.scopes(outcome.locks)}`] : []),
-        `next: only its holder (or --token) may release it; ${cli.cmd(`break ${quoteArg(outcome.conflicts[0]!.scope)} --reason "..."`)} if it is abandoned`,
+        `next: only its holder (or --token) may release it; ${cli.cmd(`break ${cli.scopeArg(outcome.conflicts[0]!)} --reason "..."`)} if it is abandoned`,
       ],
       `refused: held by ${holders}`,
     );

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openLocks } from '../../src/locks.js';
@@ -68,6 +69,23 @@ describe('acquire', () => {
     expect(r.stdout).toMatch(/by A\b/);
     expect(r.stdout).toContain('"refactor login"');
     expect(r.stdout).toContain('alock check src/a.ts');
+  });
+
+  it('suggests next commands that work from where they were typed, --dir included', async () => {
+    // In a git worktree --dir acts as the current folder: the locks are src/a.ts and docs/**.
+    expect(spawnSync('git', ['init', '-q'], { cwd: box.tree }).status).toBe(0);
+    const claimed = await box.run('A', ['--dir', 'src', 'acquire', 'a.ts', '../docs/**']);
+    expect(claimed.code).toBe(0);
+    expect(claimed.stdout).toContain(
+      `next: do the work; alock --dir src note a.ts "progress" as you go; alock --dir src release a.ts '../docs/**' when done`,
+    );
+    // A glob is quoted once, as the user would type it.
+    const held = await box.run('B', ['acquire', 'src/*.ts']);
+    expect(held.code).toBe(1);
+    expect(held.stdout).toContain(`(alock check 'src/*.ts')`);
+    // Run as suggested, the release finds both locks.
+    const released = await box.run('A', ['--dir', 'src', 'release', 'a.ts', '../docs/**']);
+    expect(firstLine(released.stdout)).toBe('RELEASED src/a.ts docs/**');
   });
 
   it('is all or nothing: one held scope grants none of the others', async () => {
