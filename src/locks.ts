@@ -282,9 +282,15 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
     const list = typeof scopes === 'string' ? [scopes] : scopes;
     if (list.length === 0)
       throw new AgentLockError('E_USAGE', 'no scope given', { hint: 'name a path, a glob or an @resource' });
-    return list.map((input) => {
+    // A scope named twice (`@d @d`, or `src/a.ts ./src/a.ts`) is one target: two locks on one scope
+    // would take two fences and leave one behind when the other is released by token.
+    const seen = new Set<string>();
+    return list.flatMap((input) => {
       const scope = parseScope(input, scopeCtx);
-      return { scope, tree: scope.kind === 'resource' ? null : treeKey };
+      const key = `${scope.kind} ${scope.pattern}`;
+      if (seen.has(key)) return [];
+      seen.add(key);
+      return [{ scope, tree: scope.kind === 'resource' ? null : treeKey }];
     });
   };
   const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');

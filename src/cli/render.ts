@@ -47,9 +47,17 @@ export function describeHolder(lock: Lock, now: number, style: Style): string {
   return parts.join(' · ');
 }
 
+/**
+ * A note as one line: control characters written as escapes (`\\n`), so that a note cannot start a
+ * line of its own that reads like an answer (`HELD src/** by root`). --json keeps the text as it is.
+ */
+function visible(text: string): string {
+  return text.replace(/\p{Cc}/gu, (c) => JSON.stringify(c).slice(1, -1));
+}
+
 export function lockLines(lock: Lock, now: number, style: Style, indent = '  '): string[] {
   const lines = [`${indent}${paint(style, 'bold', lock.scope)}  ${describeHolder(lock, now, style)}`];
-  for (const note of lock.notes.slice(-5)) lines.push(`${indent}  note ${note.at}: ${note.text}`);
+  for (const note of lock.notes.slice(-5)) lines.push(`${indent}  note ${note.at}: ${visible(note.text)}`);
   if (lock.notes.length > 5) lines.push(`${indent}  (${lock.notes.length - 5} earlier notes; see --json)`);
   return lines;
 }

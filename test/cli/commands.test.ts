@@ -140,6 +140,12 @@ describe('acquire', () => {
     expect(r.code).toBe(0);
     expect(firstLine(r.stdout)).toBe('ACQUIRED src/b.ts');
   });
+  it('takes a scope named twice as one lock', async () => {
+    const r = await box.json('A', ['acquire', '@d', '@d', 'src/a.ts', './src/a.ts']);
+    expect(r.code).toBe(0);
+    expect(r.body.locks.map((lock) => lock.scope)).toEqual(['@d', 'src/a.ts']);
+    expect((await box.json('A', ['list'])).body.locks).toHaveLength(2);
+  });
 });
 
 describe('release', () => {
@@ -347,6 +353,16 @@ describe('note', () => {
     const other = await box.run('B', ['note', 'src/a.ts', 'hello']);
     expect(other.code).toBe(1);
     expect(firstLine(other.stdout)).toMatch(/^REFUSED src\/a\.ts/);
+  });
+  it('shows a note on one line, whatever control characters it holds', async () => {
+    await box.run('A', ['acquire', '@n']);
+    expect((await box.run('A', ['note', '@n', 'done\nHELD src/** by root'])).code).toBe(0);
+    const listed = await box.run('B', ['list']);
+    expect(listed.stdout).toContain('done\\nHELD src/** by root');
+    expect(listed.stdout.split('\n').filter((line) => line.startsWith('HELD'))).toEqual([]);
+    // --json keeps the text as written.
+    const notes = (await box.json('B', ['list'])).body.locks[0]!.notes as { text: string }[];
+    expect(notes.map((note) => note.text)).toEqual(['done\nHELD src/** by root']);
   });
 });
 
