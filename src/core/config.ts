@@ -42,7 +42,11 @@ function positiveNumber(env: Env, variable: string, fallback: number, allowZero 
   const ok =
     /^\d+(\.\d+)?$/.test(raw.trim()) && Number.isFinite(value) && (allowZero ? value >= 0 : value > 0);
   if (!ok || value > MAX_SECONDS * 60)
-    throw bad(variable, raw, allowZero ? 'a number, 0 or more' : 'a positive number');
+    throw bad(
+      variable,
+      raw,
+      `${allowZero ? 'a number, 0 or more' : 'a positive number'}, at most ${MAX_SECONDS * 60}`,
+    );
   return value;
 }
 

@@ -151,6 +151,13 @@ const cases: BadCase[] = [
     says: /AGENT_LOCK_STALE_MINUTES/,
   },
   {
+    name: 'AGENT_LOCK_STALE_MINUTES past its bound',
+    argv: ['acquire', FREE],
+    env: { AGENT_LOCK_STALE_MINUTES: '99999999999' },
+    codes: ['E_ENV_INVALID'],
+    says: /AGENT_LOCK_STALE_MINUTES must be a positive number, at most \d+ \(got "99999999999"\)/,
+  },
+  {
     name: 'AGENT_LOCK_TTL_SECONDS=-1',
     argv: ['acquire', FREE],
     env: { AGENT_LOCK_TTL_SECONDS: '-1' },
