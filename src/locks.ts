@@ -167,12 +167,18 @@ function text(value: string | undefined, what: string, max: number, required: bo
   if (value === undefined) return null;
   const trimmed = value.trim();
   if (trimmed === '') {
-    if (required) throw new AgentLockError('E_USAGE', `${what} is empty`);
+    if (required)
+      throw new AgentLockError('E_USAGE', `${what} is empty`, { hint: `give the ${what} some text` });
     return null;
   }
-  if (trimmed.length > max) throw new AgentLockError('E_USAGE', `${what} is longer than ${max} characters`);
+  if (trimmed.length > max)
+    throw new AgentLockError('E_USAGE', `${what} is longer than ${max} characters`, {
+      hint: 'say it shorter',
+    });
   if (/[\p{Cc}]/u.test(trimmed.replace(/\n/g, ' '))) {
-    throw new AgentLockError('E_USAGE', `${what} contains a control character`);
+    throw new AgentLockError('E_USAGE', `${what} contains a control character`, {
+      hint: 'use printable text (newlines are allowed)',
+    });
   }
   return trimmed;
 }
@@ -191,7 +197,9 @@ function checkedRedisUrl(url: string): string {
 function checkedTtl(ttl: number | undefined, fallback: number | null): number | null {
   if (ttl === undefined) return fallback;
   if (!Number.isInteger(ttl) || ttl < 1 || ttl > 365 * 24 * 3600) {
-    throw new AgentLockError('E_TTL_INVALID', `ttl must be whole seconds from 1 to 31536000 (got ${ttl})`);
+    throw new AgentLockError('E_TTL_INVALID', `ttl must be whole seconds from 1 to 31536000 (got ${ttl})`, {
+      hint: 'for example --ttl 30',
+    });
   }
   return ttl;
 }
@@ -199,7 +207,9 @@ function checkedTtl(ttl: number | undefined, fallback: number | null): number | 
 function checkedWait(wait: number | undefined): number {
   if (wait === undefined) return 0;
   if (typeof wait !== 'number' || Number.isNaN(wait) || wait < 0) {
-    throw new AgentLockError('E_USAGE', `wait must be seconds, 0 or more (got ${wait})`);
+    throw new AgentLockError('E_USAGE', `wait must be seconds, 0 or more (got ${wait})`, {
+      hint: 'for example wait: 30',
+    });
   }
   return wait;
 }
@@ -586,7 +596,9 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
       const list = typeof scopes === 'string' ? [scopes] : scopes;
       const ids = opts.ids ?? [];
       if (list.length === 0 && ids.length === 0)
-        throw new AgentLockError('E_USAGE', 'nothing to break: name a scope or --id');
+        throw new AgentLockError('E_USAGE', 'nothing to break: name a scope or --id', {
+          hint: 'for example break src/a.ts, or break --id ID as list shows it',
+        });
       const req = {
         targets: list.length > 0 ? targets(list) : [],
         ids,

@@ -59,5 +59,11 @@ compdef ${fn} ${program}
     }
     return `# fish completion for ${program}: ${program} completion fish | source\n${lines.join('\n')}\n`;
   }
-  throw new AgentLockError('E_USAGE', `completion supports bash, zsh or fish (got ${JSON.stringify(shell)})`);
+  throw new AgentLockError(
+    'E_USAGE',
+    `completion supports bash, zsh or fish (got ${JSON.stringify(shell)})`,
+    {
+      hint: 'for example completion bash',
+    },
+  );
 }

@@ -109,6 +109,7 @@ export class Cli implements CliContext {
       throw new AgentLockError(
         'E_USAGE',
         `--backend must be file or redis (got ${JSON.stringify(g.backend)})`,
+        { hint: 'pass --backend file or --backend redis' },
       );
     }
     const env = this.io.env;
@@ -295,7 +296,10 @@ async function acquire(
     force?: boolean;
   } & WaitFlags,
 ) {
-  if (opts.force && !opts.enforce) throw new AgentLockError('E_USAGE', '--force goes with --enforce');
+  if (opts.force && !opts.enforce)
+    throw new AgentLockError('E_USAGE', '--force goes with --enforce', {
+      hint: 'add --enforce, or drop --force',
+    });
   const ttl = opts.ttl === undefined ? undefined : parseSeconds(opts.ttl, '--ttl');
   const wait = waitSeconds(opts);
   const locks = await cli.open();
@@ -406,7 +410,9 @@ async function release(
   command = 'release',
 ) {
   if (opts.all && scopes.length > 0)
-    throw new AgentLockError('E_USAGE', 'release takes scopes or --all, not both');
+    throw new AgentLockError('E_USAGE', 'release takes scopes or --all, not both', {
+      hint: 'name the scopes, or pass --all alone',
+    });
   if (!opts.all && scopes.length === 0) {
     throw new AgentLockError('E_USAGE', 'release needs a scope or --all', {
       hint: `${cli.name} release SCOPE...`,

@@ -54,7 +54,13 @@ interface RunFlags extends WaitFlags {
 function exitCodeFlag(raw: string): number {
   const text = raw.trim();
   if (!/^\d+$/.test(text) || Number(text) > 255) {
-    throw new AgentLockError('E_USAGE', `-E must be an exit code from 0 to 255 (got ${JSON.stringify(raw)})`);
+    throw new AgentLockError(
+      'E_USAGE',
+      `-E must be an exit code from 0 to 255 (got ${JSON.stringify(raw)})`,
+      {
+        hint: 'for example -E 75',
+      },
+    );
   }
   return Number(text);
 }

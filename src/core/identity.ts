@@ -74,6 +74,7 @@ export function validateAgentId(value: string, variable: string): string {
     throw new AgentLockError(
       'E_ENV_INVALID',
       `${variable} must be 1 to 200 printable characters without whitespace (got ${JSON.stringify(value)})`,
+      { hint: `set ${variable} to a short name such as claude-1, or unset it` },
     );
   }
   return value;

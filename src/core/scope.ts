@@ -48,13 +48,16 @@ export function isGlob(text: string): boolean {
 
 export function parseScope(input: string, ctx: ScopeContext): Scope {
   if (input.trim() === '') {
-    throw new AgentLockError('E_SCOPE_EMPTY', 'empty scope: pass ** to claim the whole tree');
+    throw new AgentLockError('E_SCOPE_EMPTY', 'empty scope: pass ** to claim the whole tree', {
+      hint: 'or name a file, a folder, a glob or an @resource',
+    });
   }
   if (input.startsWith('@')) return parseResource(input);
   if (CONTROL.test(input)) {
     throw new AgentLockError(
       'E_SCOPE_INVALID',
       `scope ${JSON.stringify(input)} contains a control character`,
+      { hint: 'name the path without control characters' },
     );
   }
   // A lone `*` means "everything here", like `.`: the contract makes `.`, `*` and `**` equal at the root.
@@ -65,7 +68,9 @@ export function parseScope(input: string, ctx: ScopeContext): Scope {
   const rest = firstWild === -1 ? [] : segments.slice(firstWild).filter((s) => s !== '' && s !== '.');
   // `..` after a wildcard, also as a brace alternative (`{..,x}`), could climb out of the fixed part.
   if (rest.some((segment) => segment === '..' || /(^|[{,])\.\.([,}]|$)/.test(segment))) {
-    throw new AgentLockError('E_SCOPE_INVALID', `scope ${input}: '..' after a wildcard is not allowed`);
+    throw new AgentLockError('E_SCOPE_INVALID', `scope ${input}: '..' after a wildcard is not allowed`, {
+      hint: 'put .. before the wildcard, e.g. ../docs/**',
+    });
   }
   const lexical = path.resolve(ctx.cwd, fixedRaw.join('/') || '.');
   const real = ctx.probe.realpath(lexical);

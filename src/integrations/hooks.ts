@@ -176,7 +176,9 @@ export async function hooksCommand(
   }
   if (opts.git === true) {
     if (opts.for !== undefined)
-      throw new AgentLockError('E_USAGE', 'hooks install takes --for claude or --git, one at a time');
+      throw new AgentLockError('E_USAGE', 'hooks install takes --for claude or --git, one at a time', {
+        hint: 'run hooks install once for each',
+      });
     // The git guard's own module, loaded only for --git.
     const { installGitHook } = await import('./git-guard.js');
     return installGitHook(cli);

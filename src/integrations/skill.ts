@@ -56,10 +56,15 @@ function targetFile(cli: CliContext, opts: Record<string, unknown>): string {
   const agent = typeof opts.for === 'string' ? opts.for : 'claude';
   const folder = SKILLS_FOLDER[agent];
   if (folder === undefined) {
-    throw new AgentLockError('E_USAGE', `--for must be claude or codex (got ${JSON.stringify(agent)})`);
+    throw new AgentLockError('E_USAGE', `--for must be claude or codex (got ${JSON.stringify(agent)})`, {
+      hint: 'or --into DIR for another folder',
+    });
   }
   if (typeof opts.into === 'string') {
-    if (opts.into.trim() === '') throw new AgentLockError('E_USAGE', '--into is empty');
+    if (opts.into.trim() === '')
+      throw new AgentLockError('E_USAGE', '--into is empty', {
+        hint: 'name the skills folder, e.g. --into ~/.claude/skills',
+      });
     return path.join(path.resolve(cli.io.cwd, opts.into), SKILL_NAME, 'SKILL.md');
   }
   const start = path.resolve(cli.io.cwd, cli.globals().dir ?? '.');

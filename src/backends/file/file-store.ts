@@ -254,7 +254,9 @@ export class FileStore implements Backend {
   private ensureWakeDir(): void {
     makeDirs(this.wakeDir, 0o700);
     if (lstatSync(this.wakeDir).isSymbolicLink()) {
-      throw new AgentLockError('E_STORE_UNSAFE', `${this.wakeDir} is a symlink, not a folder`);
+      throw new AgentLockError('E_STORE_UNSAFE', `${this.wakeDir} is a symlink, not a folder`, {
+        hint: 'remove it; the store makes a real one',
+      });
     }
   }
 
@@ -610,7 +612,9 @@ export class FileStore implements Backend {
     })}\n`;
     const fd = this.appendHandle(cache.ino);
     if (this.appendIno !== cache.ino) {
-      throw new AgentLockError('E_STORE_BUSY', 'the lock log was replaced mid-decision');
+      throw new AgentLockError('E_STORE_BUSY', 'the lock log was replaced mid-decision', {
+        hint: 'try again',
+      });
     }
     // The event log is opened before the decision is written, so that a refusal to open it (a
     // planted symlink) fails the decision instead of reporting an error for something already done.
