@@ -107,12 +107,18 @@ function sessionId(env: Env): { id: string; source: IdSource } | null {
     const v = env[k];
     return v !== undefined && v.trim() !== '' ? v.trim() : undefined;
   };
+  // The derived id must be as valid as an AGENT_ID would have to be (`codex-x y` is not).
+  const derived = (prefix: string, source: IdSource, value: string) => {
+    const id = `${prefix}-${value.slice(0, 8)}`;
+    if (!ID_PATTERN.test(id)) validateAgentId(value, source);
+    return { id, source };
+  };
   const claude = nonEmpty('CLAUDE_CODE_SESSION_ID');
-  if (claude) return { id: `claude-${claude.slice(0, 8)}`, source: 'CLAUDE_CODE_SESSION_ID' };
+  if (claude) return derived('claude', 'CLAUDE_CODE_SESSION_ID', claude);
   const claudeOld = nonEmpty('CLAUDE_SESSION_ID');
-  if (claudeOld) return { id: `claude-${claudeOld.slice(0, 8)}`, source: 'CLAUDE_SESSION_ID' };
+  if (claudeOld) return derived('claude', 'CLAUDE_SESSION_ID', claudeOld);
   const codex = nonEmpty('CODEX_THREAD_ID');
-  if (codex) return { id: `codex-${codex.slice(0, 8)}`, source: 'CODEX_THREAD_ID' };
+  if (codex) return derived('codex', 'CODEX_THREAD_ID', codex);
   return null;
 }
 

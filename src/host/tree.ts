@@ -68,7 +68,9 @@ function realOrSelf(p: string): string {
 /** Store folder of the file backend, by the contract's precedence. */
 export function storeDirFor(tree: TreeInfo, env: Readonly<Record<string, string | undefined>>): string {
   const explicit = env.AGENT_LOCK_DIR;
-  if (explicit !== undefined && explicit !== '') return path.resolve(explicit);
+  // A relative one is read from the tree's root, not from wherever the agent happens to stand:
+  // agents started in different folders of one checkout must not split into different stores.
+  if (explicit !== undefined && explicit !== '') return path.resolve(tree.root, explicit);
   if (tree.gitCommonDir !== null) return path.join(tree.gitCommonDir, 'agent-locks');
   const digest = createHash('sha256').update(tree.root).digest('hex').slice(0, 12);
   return path.join(env.HOME || os.homedir(), '.agent-locks', digest);

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openLocks } from '../../src/locks.js';
 import {
@@ -792,6 +793,15 @@ describe('--dir', () => {
     const r = await box.json('A', ['--dir', `${box.tree}/src`, 'acquire', 'a.ts']);
     expect(r.code).toBe(0);
     expect(r.body.locks[0]).toMatchObject({ scope: 'a.ts', tree: `${box.tree}/src` });
+  });
+
+  it('reads a relative AGENT_LOCK_DIR from the tree root, wherever the agent stands', async () => {
+    expect(spawnSync('git', ['init', '-q'], { cwd: box.tree }).status).toBe(0);
+    const env = { AGENT_LOCK_DIR: '.locks' };
+    expect((await box.run('A', ['--dir', 'src', 'acquire', '@rel'], env)).code).toBe(0);
+    expect((await box.run('B', ['acquire', '@rel'], env)).code).toBe(1);
+    expect(existsSync(path.join(box.tree, '.locks', 'locks.log'))).toBe(true);
+    expect(existsSync(path.join(box.tree, 'src', '.locks'))).toBe(false);
   });
 });
 

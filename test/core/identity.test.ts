@@ -81,6 +81,16 @@ describe('resolveIdentity: agent id precedence', () => {
     expect(resolveIdentity({ CLAUDE_CODE_SESSION_ID: 'abc' }, CHAIN, HOST).agentId).toBe('claude-abc');
   });
 
+  it.each([
+    ['CODEX_THREAD_ID', 'x y'],
+    ['CLAUDE_CODE_SESSION_ID', 'ab\tcd'],
+    ['CLAUDE_SESSION_ID', 'bell\u0007'],
+  ])('refuses a %s whose first 8 characters make no valid id (%j)', (variable, value) => {
+    const error = captureError(() => resolveIdentity({ [variable]: value }, CHAIN, HOST));
+    expect(error.code).toBe('E_ENV_INVALID');
+    expect(error.message).toContain(variable);
+  });
+
   it.each(['has space', 'tab\there', `${'x'.repeat(201)}`, 'bell\u0007'])(
     'refuses the AGENT_ID %j with E_ENV_INVALID naming the variable',
     (value) => {
