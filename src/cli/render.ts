@@ -41,7 +41,8 @@ export function describeHolder(lock: Lock, now: number, style: Style): string {
   if (lock.expires_at !== null) parts.push(`${age(Date.parse(lock.expires_at) - now)} left`);
   else parts.push('no TTL');
   if (lock.mode === 'shared') parts.push('shared');
-  if (lock.status === 'orphaned') parts.push(paint(style, 'yellow', 'orphaned (holder gone)'));
+  if (lock.status === 'orphaned')
+    parts.push(paint(style, 'yellow', 'orphaned (holder gone or lease ran out)'));
   if (lock.stale)
     parts.push(paint(style, 'yellow', `STALE: untouched for ${age(now - Date.parse(lock.updated_at))}`));
   return parts.join(' · ');

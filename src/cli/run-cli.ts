@@ -393,7 +393,10 @@ async function acquire(
         'acquire',
         outcome,
         [
-          cli.head('interrupted', `${asked.join(' ')}: its holder is gone and left notes`),
+          cli.head(
+            'interrupted',
+            `${asked.join(' ')}: its holder is gone (or its lease ran out) and left notes`,
+          ),
           ...cli.lines(outcome.conflicts),
           `next: ${cli.cmd(`resume ${scope}`)} to take it over with its notes, or ${cli.cmd(`break ${scope}`)} to discard it`,
         ],

@@ -161,7 +161,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
           already_mine: `already yours: covered by ${scopeList(outcome.locks)}`,
           held: heldBy(outcome, asked),
           parent_scope: `parent_scope: ${outcome.conflicts[0]?.agent_id ?? 'your parent'} holds exactly ${asked}; claim something narrower inside it`,
-          interrupted: `interrupted work on ${asked}: its holder is gone and left notes; resume it, or break it to discard it`,
+          interrupted: `interrupted work on ${asked}: its holder is gone (or its lease ran out) and left notes; resume it, or break it to discard it`,
           timeout: `timeout: ${heldBy(outcome, asked)}`,
         }[outcome.status];
         return { outcome, message };
@@ -322,7 +322,8 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
     'resume',
     {
       title: 'Resume interrupted work',
-      description: 'Take over an orphaned lock (its holder is gone and left notes) on exactly this scope.',
+      description:
+        'Take over an orphaned lock (its holder is gone (or its lease ran out) and left notes) on exactly this scope.',
       inputSchema: { scope: z.string(), agent_id: agentId },
       outputSchema,
     },

@@ -311,7 +311,7 @@ describe('list, ls and mine', () => {
     await plantOrphan('docs/guide.md');
     const r = await box.run('A', ['list']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('orphaned (holder gone)');
+    expect(r.stdout).toContain('orphaned (holder gone or lease ran out)');
     expect(r.stdout).toContain('step 1 of 3 done');
     expect(r.stdout).toContain('alock resume SCOPE');
   });
