@@ -61,7 +61,10 @@ const code = await runCli(process.argv.slice(2), {
   // From here a signal ends the process at once with the answer's code, not 128+N: a lock just
   // granted (and printed) is never reported to the caller as a failure. Subscribed before the
   // command lets go of its own subscription, so no instant falls back to the default action.
-  answered: (exitCode) => subscribe(() => process.exit(exitCode)),
+  // Only an answer that is all out stands: with part of it still queued for a full pipe, the reader
+  // would get it cut off, so the signal ends the process as it would have.
+  answered: (exitCode) =>
+    subscribe((signal) => process.exit(process.stdout.writableLength > 0 ? 128 + SIGNALS[signal] : exitCode)),
 });
 // The process ends as soon as both streams have flushed: a natural exit would first wait for
 // handles still closing and then tear the runtime down, milliseconds during which a signal finds

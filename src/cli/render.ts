@@ -53,7 +53,9 @@ export function describeHolder(lock: Lock, now: number, style: Style): string {
  * line of its own that reads like an answer (`HELD src/** by root`). --json keeps the text as it is.
  */
 function visible(text: string): string {
-  return text.replace(/\p{Cc}/gu, (c) => JSON.stringify(c).slice(1, -1));
+  return text.replace(/[\p{Cc}\p{Zl}\p{Zp}]/gu, (c) =>
+    c === '\n' ? '\\n' : c === '\t' ? '\\t' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 export function lockLines(lock: Lock, now: number, style: Style, indent = '  '): string[] {

@@ -305,6 +305,9 @@ async function acquire(
   const locks = await cli.open();
   const asked = scopes.map(quoteArg);
   const stop = wait > 0 ? interruption(cli.io.onSignal) : null;
+  // Subscribed until the store is closed, after bin/ has been told the answer (io.answered): a
+  // signal from the wait's end on is noted, and no instant falls back to its default action.
+  if (stop !== null) cli.afterClose(() => stop.dispose());
   const live = new LiveLine(cli.io.stderr, wait > 0 && cli.io.stderrIsTTY === true, asked.join(' '));
   let outcome: Awaited<ReturnType<Locks['acquire']>>;
   try {
@@ -317,7 +320,6 @@ async function acquire(
       ...(stop ? { wait, signal: stop.signal, onWait: live.update } : {}),
     });
   } catch (error) {
-    stop?.dispose();
     if (stop?.received) return abortedAnswer(cli, 'acquire', asked.join(' '), stop.received);
     throw error;
   } finally {
@@ -326,21 +328,21 @@ async function acquire(
   if (stop !== null) {
     if (stop.received !== null) {
       // The signal came as the wait ended, with the lock already handed over: its taker asked to
-      // stop, so it goes back (as the library does when an abort races a grant) and the answer is
-      // ABORTED. If giving it back fails, the truth is that it is held: say ACQUIRED below.
-      const back =
-        outcome.status === 'acquired'
-          ? await locks.release(scopes).catch(() => null)
-          : { status: 'released' };
-      if (back?.status === 'released') {
-        stop.dispose();
-        return abortedAnswer(cli, 'acquire', asked.join(' '), stop.received);
+      // stop, so what this call was granted goes back (as the library does when an abort races a
+      // grant), each lock by its own token, and the answer is ABORTED. Locks the caller held before
+      // (covering some scopes) stay. If giving back fails, the truth is that it is held: ACQUIRED.
+      const granted = outcome.status === 'acquired' ? outcome.locks : [];
+      let back = true;
+      for (const lock of granted) {
+        const scope = lock.kind === 'resource' ? lock.scope : path.join(locks.tree.root, lock.scope);
+        const released = await locks.release(scope, { token: lock.token! }).catch(() => null);
+        back &&= released?.status === 'released';
       }
+      if (back) return abortedAnswer(cli, 'acquire', asked.join(' '), stop.received);
     }
-    // The answer is decided. A signal from now until it is printed is noted and ignored, and once it
-    // is printed bin/ ends the process with its code (io.answered, told before this is disposed):
-    // dying in between would keep the lock while the caller sees 143 and thinks it has nothing.
-    cli.afterClose(() => stop.dispose());
+    // The answer is decided: a signal from now until it is printed is noted and ignored, and once it
+    // is printed bin/ ends the process with its code. Dying in between would keep the lock while
+    // the caller sees 143 and thinks it has nothing.
   }
   switch (outcome.status) {
     case 'timeout':

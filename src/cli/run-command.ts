@@ -129,7 +129,9 @@ export async function runCommand(cli: Cli, scopes: string[], flags: RunFlags): P
     }
     return await runUnder(cli, held.lease, command, signals);
   } finally {
-    signals.dispose();
+    // Let go only once bin/ knows the answer (see acquire): `run` never dies of a signal after its
+    // command has finished and released.
+    cli.afterClose(() => signals.dispose());
   }
 }
 
@@ -138,10 +140,10 @@ function startWatchdog(spawn: typeof import('node:child_process').spawn, pid: nu
   if (process.platform === 'win32') return null;
   try {
     // stdout and stderr ignored: a pipeline reading run's output must not wait for the watchdog.
-    // Its own PATH: `sleep` must be found whatever the command's environment says.
+    // run's own PATH (not the command's environment), with the usual folders of `sleep` after it.
     const watchdog = spawn('/bin/sh', ['-c', WATCHDOG_SH, 'alock-run-watchdog', String(pid)], {
       stdio: ['pipe', 'ignore', 'ignore'],
-      env: { PATH: '/usr/bin:/bin' },
+      env: { PATH: `${process.env.PATH ? `${process.env.PATH}:` : ''}/usr/bin:/bin` },
     });
     // Without /bin/sh the command runs unwatched, as it would have before; nothing to report.
     watchdog.on('error', () => {});

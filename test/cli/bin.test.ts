@@ -220,24 +220,27 @@ describe('invoked as agent-lock (a node_modules/.bin style symlink)', () => {
     expect(alock('B', ['release', '@piped']).code).toBe(0);
   });
 
-  it('an answer that cannot be written is one ERROR line and never exit 0', () => {
-    const full = openSync('/dev/full', 'w');
-    try {
-      const r = spawnSync(process.execPath, [bin, 'list'], {
-        cwd: tree,
-        env: cleanEnv({ AGENT_ID: 'A' }),
-        encoding: 'utf8',
-        stdio: ['ignore', full, 'pipe'],
-      });
-      expect(r.status).toBe(2);
-      expect(r.stderr).not.toMatch(STACK_FRAME);
-      expect(r.stderr.split('\n').filter(Boolean)).toEqual([
-        expect.stringMatching(
-          /^ERROR: alock: cannot write the answer: ENOSPC.* \(alock list shows the locks\)$/,
-        ),
-      ]);
-    } finally {
-      closeSync(full);
-    }
-  });
+  it.runIf(existsSync('/dev/full'))(
+    'an answer that cannot be written is one ERROR line and never exit 0',
+    () => {
+      const full = openSync('/dev/full', 'w');
+      try {
+        const r = spawnSync(process.execPath, [bin, 'list'], {
+          cwd: tree,
+          env: cleanEnv({ AGENT_ID: 'A' }),
+          encoding: 'utf8',
+          stdio: ['ignore', full, 'pipe'],
+        });
+        expect(r.status).toBe(2);
+        expect(r.stderr).not.toMatch(STACK_FRAME);
+        expect(r.stderr.split('\n').filter(Boolean)).toEqual([
+          expect.stringMatching(
+            /^ERROR: alock: cannot write the answer: ENOSPC.* \(alock list shows the locks\)$/,
+          ),
+        ]);
+      } finally {
+        closeSync(full);
+      }
+    },
+  );
 });
