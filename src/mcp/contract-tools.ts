@@ -145,10 +145,13 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
       },
       outputSchema,
     },
-    (args) =>
+    (args, extra) =>
       answer(agents, 'acquire', args.agent_id, async (locks) => {
         const outcome = await locks.acquire(args.scopes, {
           ...(args.wait !== undefined ? { wait: args.wait } : {}),
+          // A client that cancels the call (or times out, or goes away) stops the wait: its place
+          // in line goes, and a grant that raced the cancel is given back. Nobody would get its token.
+          signal: extra.signal,
           ...(args.intent !== undefined ? { intent: args.intent } : {}),
           ...(args.ttl !== undefined ? { ttl: args.ttl } : {}),
           shared: args.shared === true,

@@ -197,6 +197,38 @@ describe('agents named by agent_id', () => {
     expect((await mcp.call('list', {})).body.waiting ?? []).toEqual([]);
   });
 
+  it('stops waiting when the client cancels the call: no place in line, no lock later', async () => {
+    await mcp.call('acquire', { scopes: ['@deploy'], agent_id: 'bob' });
+    const cancel = new AbortController();
+    const waiting = mcp.client
+      .callTool(
+        { name: 'acquire', arguments: { scopes: ['@deploy'], wait: 30, agent_id: 'alice' } },
+        undefined,
+        {
+          signal: cancel.signal,
+        },
+      )
+      .then(
+        () => 'answered',
+        () => 'rejected',
+      );
+    for (let i = 0; i < 200; i++) {
+      if (((await mcp.call('list', {})).body.waiting as unknown[] | undefined)?.length) break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect((await mcp.call('list', {})).body.waiting).toMatchObject([{ agent_id: 'alice' }]);
+    cancel.abort();
+    expect(await waiting).toBe('rejected');
+    // The server hears the cancel and leaves the line; bob's release then hands nothing to alice.
+    for (let i = 0; i < 200; i++) {
+      if (!((await mcp.call('list', {})).body.waiting as unknown[] | undefined)?.length) break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect((await mcp.call('list', {})).body.waiting ?? []).toEqual([]);
+    await mcp.call('release', { scopes: ['@deploy'], agent_id: 'bob' });
+    expect((await mcp.call('list', {})).body.locks).toEqual([]);
+  });
+
   it('block each other, each as a sub-agent of the server', async () => {
     const a = await mcp.call('acquire', { scopes: ['src/lib'], agent_id: 'alice' });
     expect(a.body.locks[0]).toMatchObject({ agent_id: 'alice', parent_agent_id: 'lead' });
