@@ -200,16 +200,16 @@ async function checkEdit(
     return failed(cli, `${payload.tool_name} names no file_path or notebook_path`);
   }
   const file = path.resolve(base, raw);
-  // The file's own tree decides (another worktree has its own tree key). A file outside the session's
-  // tree and outside any git checkout is nobody's to lock: checking it would create a store for it.
-  const baseTree = findTree(base);
-  let dir = base;
-  if (!inside(baseTree.root, file)) {
-    const fileTree = findTree(nearestExisting(path.dirname(file)));
-    if (fileTree.gitCommonDir === null) {
+  // The file's own tree decides: its git checkout when it has one (another worktree, a submodule, a
+  // repository below a session started in a plain parent folder), else the session's folder when
+  // the file is inside it. A file outside both is nobody's to lock: checking it would make a store.
+  const fileTree = findTree(nearestExisting(path.dirname(file)));
+  let dir = fileTree.root;
+  if (fileTree.gitCommonDir === null) {
+    if (!inside(findTree(base).root, file)) {
       return hookAnswer('allowed', null, `allowed: ${file} is outside every tree`, { file, agent });
     }
-    dir = fileTree.root;
+    dir = base;
   }
   const backend = cli.globals().backend;
   const locks = await openLocks({

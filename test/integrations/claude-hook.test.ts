@@ -146,6 +146,18 @@ describe('alock hooks claude-pre-tool-use: edits', () => {
     expect(decision(r.output)).toBe('deny');
   });
 
+  it('refuses an edit in a git checkout below a session started in a plain parent folder', async () => {
+    execFileSync('git', ['init', '-q'], { cwd: sandbox.tree });
+    await sandbox.run('other-agent', ['acquire', 'src/a.ts']);
+    const r = await hook(
+      JSON.stringify({
+        ...JSON.parse(payload('Edit', { file_path: path.join(sandbox.tree, 'src/a.ts') })),
+        cwd: path.dirname(sandbox.tree),
+      }),
+    );
+    expect(decision(r.output)).toBe('deny');
+  });
+
   it('prints the hook answer as is under --json', async () => {
     await sandbox.run('other-agent', ['acquire', 'src/a.ts']);
     const r = await hook(payload('Edit', { file_path: path.join(sandbox.tree, 'src/a.ts') }), {}, ['--json']);
