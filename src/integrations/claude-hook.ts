@@ -16,6 +16,7 @@ import path from 'node:path';
 import * as z from 'zod';
 import type { Answer, CliContext } from '../cli/answer.js';
 import { isAgentLockError } from '../core/errors.js';
+import { validateAgentId } from '../core/identity.js';
 import type { Lock } from '../core/lock.js';
 import { findTree } from '../host/tree.js';
 import { openLocks } from '../locks.js';
@@ -65,9 +66,21 @@ function shortAgent(agentId: string): string {
  * `<main>-<8 of its agent id>` with the main agent as its parent.
  */
 export function hookAgent(payload: PreToolUsePayload, env: Env): HookAgent {
-  const main = nonEmpty(env.AGENT_ID) ?? `claude-${payload.session_id.slice(0, 8)}`;
+  // Ids as valid as alock itself would demand: an id the hook exports into a shell command must not
+  // make every alock and git call in it fail, nor pass where an edit would be refused.
+  const fromEnv = nonEmpty(env.AGENT_ID);
+  const main =
+    fromEnv !== undefined
+      ? validateAgentId(fromEnv, 'AGENT_ID')
+      : validateAgentId(`claude-${payload.session_id.slice(0, 8)}`, 'the session id of the payload');
   const sub = nonEmpty(payload.agent_id);
-  if (sub === undefined) return { agentId: main, parentAgentId: nonEmpty(env.AGENT_PARENT_ID) ?? null };
+  if (sub === undefined) {
+    const parent = nonEmpty(env.AGENT_PARENT_ID);
+    return {
+      agentId: main,
+      parentAgentId: parent === undefined ? null : validateAgentId(parent, 'AGENT_PARENT_ID'),
+    };
+  }
   return { agentId: `${main}-${shortAgent(sub)}`, parentAgentId: main };
 }
 
@@ -265,14 +278,25 @@ export async function claudePreToolUse(cli: CliContext): Promise<Answer> {
   if (payload.hook_event_name !== undefined && payload.hook_event_name !== 'PreToolUse') {
     return hookAnswer('allowed', null, `allowed: ${payload.hook_event_name} is not handled`, {});
   }
+  // A bad value is an error, never a silent default: also when nothing else goes wrong.
+  const setting = onErrorSetting(cli.io.env);
+  if (typeof setting === 'object') {
+    return deny(
+      `agent-lock: AGENT_LOCK_HOOK_ON_ERROR must be allow or deny (got ${JSON.stringify(setting.invalid)}); fix or unset it`,
+      { error: 'AGENT_LOCK_HOOK_ON_ERROR' },
+    );
+  }
   try {
-    const agent = hookAgent(payload, cli.io.env);
     const base =
       payload.cwd && path.isAbsolute(payload.cwd) && isDirectory(payload.cwd) ? payload.cwd : cli.io.cwd;
     if (payload.tool_name === 'Bash') {
       const command = payload.tool_input.command;
-      const rewritten =
-        typeof command === 'string' && command.trim() !== '' ? withAgentId(command, agent) : null;
+      // A command that cannot take or check a lock needs no identity: it goes as it is.
+      if (typeof command !== 'string' || command.trim() === '' || !NEEDS_IDENTITY.test(command)) {
+        return hookAnswer('allowed', null, 'allowed: command left as is', {});
+      }
+      const agent = hookAgent(payload, cli.io.env);
+      const rewritten = withAgentId(command, agent);
       if (rewritten === null) {
         return hookAnswer('allowed', null, `allowed: command left as is (${agent.agentId})`, { agent });
       }
@@ -288,8 +312,10 @@ export async function claudePreToolUse(cli: CliContext): Promise<Answer> {
         { agent, command: rewritten },
       );
     }
-    if (EDIT_TOOLS.has(payload.tool_name)) return await checkEdit(cli, payload, agent, base);
-    return hookAnswer('allowed', null, `allowed: ${payload.tool_name} is not checked`, { agent });
+    if (EDIT_TOOLS.has(payload.tool_name)) {
+      return await checkEdit(cli, payload, hookAgent(payload, cli.io.env), base);
+    }
+    return hookAnswer('allowed', null, `allowed: ${payload.tool_name} is not checked`, {});
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     return failed(cli, message);

@@ -310,6 +310,25 @@ describe('alock hooks claude-pre-tool-use: when it cannot decide', () => {
     );
   });
 
+  it('refuses on a bad AGENT_LOCK_HOOK_ON_ERROR even when nothing else goes wrong', async () => {
+    const r = await hook(payload('Edit', { file_path: path.join(sandbox.tree, 'src/free.ts') }), {
+      AGENT_LOCK_HOOK_ON_ERROR: 'maybe',
+    });
+    expect(decision(r.output)).toBe('deny');
+    expect(r.output?.hookSpecificOutput?.permissionDecisionReason).toContain('AGENT_LOCK_HOOK_ON_ERROR');
+  });
+
+  it('never exports an id alock would refuse: a bad AGENT_ID or session id is a refusal', async () => {
+    const gitStatus = payload('Bash', { command: 'git status' });
+    const badId = await hook(gitStatus, { AGENT_ID: 'bad id' });
+    expect(decision(badId.output)).toBe('deny');
+    expect(badId.output?.hookSpecificOutput?.updatedInput).toBeUndefined();
+    const badSession = await hook(JSON.stringify({ ...JSON.parse(gitStatus), session_id: 'ab cd ef 12' }));
+    expect(decision(badSession.output)).toBe('deny');
+    // A command that takes no lock needs no identity: it still goes through untouched.
+    expect((await hook(payload('Bash', { command: 'ls' }), { AGENT_ID: 'bad id' })).output).toBeNull();
+  });
+
   it('refuses an edit tool whose input names no file', async () => {
     const r = await hook(payload('Edit', { old_string: 'a' }));
     expect(decision(r.output)).toBe('deny');
