@@ -53,6 +53,11 @@ async function decide(locks: Locks, action: Action, key: string, ttl: number): P
       if (outcome.status === 'already_mine') {
         return `acquired (already held by me: fence ${lock?.fence}, ${left(lock, Date.now())})`;
       }
+      // The sentence names why, as `acquire` does: a sub-agent's own parent is not "someone else".
+      if (outcome.status === 'parent_scope') {
+        return `held by your parent agent ${outcome.conflicts[0]?.agent_id ?? ''}`.trimEnd();
+      }
+      if (outcome.status === 'interrupted') return `interrupted work on ${key}: resume it or break it`;
       return 'held by someone else';
     }
     case 'release': {

@@ -427,6 +427,11 @@ describe('the lock tool', () => {
       /^@build held by another holder \(alice\) \((29|30)s left\)$/,
     );
     expect((await mcp.lock({ action: 'acquire', key: 'build', ...bob })).text).toBe('held by someone else');
+    // A sub-agent asking for the server's own lease is told it is its parent's, not someone else's.
+    expect((await mcp.lock({ action: 'acquire', key: 'deploy' })).text).toMatch(/^acquired/);
+    expect((await mcp.lock({ action: 'acquire', key: 'deploy', ...bob })).text).toBe(
+      'held by your parent agent lead',
+    );
     expect((await mcp.lock({ action: 'renew', key: 'build', ttl: 90, ...alice })).text).toBe(
       'renewed @build for 90s',
     );
