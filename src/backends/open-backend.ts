@@ -92,6 +92,18 @@ function sameStore(a: StoreTarget, b: StoreTarget): boolean {
   );
 }
 
+/**
+ * The same server, with another password than the marker's: it was rotated, and the new one has
+ * just been let in (the store answered), so the marker takes it. A marker kept without a password
+ * (the user gives it by the environment) is never given one.
+ */
+function rotatedPassword(recorded: StoreTarget, wanted: StoreTarget): boolean {
+  if (recorded.redis === undefined || wanted.redis === undefined) return false;
+  const was = parseRedisUrl(recorded.redis.url).password;
+  const now = parseRedisUrl(wanted.redis.url).password;
+  return was !== undefined && now !== undefined && was !== now;
+}
+
 /** The configured URL, but the marker's when that is the same server and only it has the password. */
 function redisUrl(configured: string | null, recorded: string | undefined): string | null {
   if (configured === null || recorded === undefined) return configured ?? recorded ?? null;
@@ -176,7 +188,7 @@ export async function openBackend(options: OpenBackendOptions): Promise<Backend>
     }
   }
   const opened = await openTarget(wanted, options, fresh);
-  if (recorded === null || !sameStore(recorded, wanted)) {
+  if (recorded === null || !sameStore(recorded, wanted) || rotatedPassword(recorded, wanted)) {
     // A store is recorded as Redis only once its server has answered: a typo'd URL changes nothing.
     if (wanted.redis) {
       try {

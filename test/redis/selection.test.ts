@@ -448,6 +448,24 @@ describeRedis('backend selection and failures of the redis backend', () => {
     }
   });
 
+  it('init with a rotated password records the new one in the marker', async () => {
+    const s = sandbox();
+    const env = { AGENT_LOCK_REDIS_PREFIX: s.prefix };
+    expect((await s.run(['init', '--backend', 'redis', '--redis-url', securedUrl], env)).code).toBe(0);
+    const rotated = `redis://:${PASSWORD}-2@127.0.0.1:${secured.port}`;
+    await securedAdmin.config('SET', 'requirepass', `${PASSWORD}-2`);
+    try {
+      // The marker's old password no longer gets in; init with the new one is enough again.
+      expect((await s.run(['list'], env)).code).toBe(2);
+      const init = await s.run(['init', '--redis-url', rotated], env);
+      expect(init.code, init.stderr).toBe(0);
+      expect(s.marker()).toMatchObject({ redis: { url: rotated } });
+      expect((await s.run(['list'], env)).code).toBe(0);
+    } finally {
+      await securedAdmin.config('SET', 'requirepass', PASSWORD);
+    }
+  });
+
   it('a wrong or missing password fails with exit 2, one ERROR line, and writes no marker', async () => {
     for (const [url, reason] of [
       [`redis://:nope@127.0.0.1:${secured.port}`, /unavailable: /],
