@@ -4,6 +4,7 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { REDIS_PREFIX } from '../core/config.js';
 import { AgentLockError } from '../core/errors.js';
 import type { Holder } from '../core/lock.js';
 import type { Backend, BackendKind } from './backend.js';
@@ -47,10 +48,14 @@ export function readMarker(storeDir: string): Marker | null {
   try {
     const marker = JSON.parse(data.toString('utf8')) as Marker;
     if (marker.backend === 'file') return marker;
+    // A hand-edited URL that does not parse, or a prefix the setting would refuse, is an unreadable
+    // marker like any other, not an internal error later on.
     if (
       marker.backend === 'redis' &&
       typeof marker.redis?.url === 'string' &&
-      typeof marker.redis.prefix === 'string'
+      typeof marker.redis.prefix === 'string' &&
+      REDIS_PREFIX.test(marker.redis.prefix) &&
+      parseRedisUrl(marker.redis.url)
     )
       return marker;
   } catch {

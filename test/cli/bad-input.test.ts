@@ -262,6 +262,21 @@ const cases: BadCase[] = [
       return () => writeFileSync(marker, original);
     },
   },
+  ...[
+    { url: 'redis://127.0.0.1:6379/0/x', prefix: 'agent-lock' },
+    { url: 'redis://127.0.0.1:6379/0', prefix: 'bad prefix' },
+  ].map((redis) => ({
+    name: `a store marker with a Redis ${redis.prefix === 'agent-lock' ? 'URL' : 'prefix'} that cannot be used`,
+    argv: ['list'],
+    codes: ['E_STORE_UNREADABLE'],
+    says: /backend\.json/,
+    setup: (b: Sandbox) => {
+      const marker = path.join(b.store, 'backend.json');
+      const original = readFileSync(marker);
+      writeFileSync(marker, JSON.stringify({ schema: 'agent-lock/store-v1', backend: 'redis', redis }));
+      return () => writeFileSync(marker, original);
+    },
+  })),
 ];
 
 describe('bad input: exit 2, one ERROR line, no stack, every lock unchanged', () => {
