@@ -198,7 +198,7 @@ function checkedTtl(ttl: number | undefined, fallback: number | null): number | 
   if (ttl === undefined) return fallback;
   if (!Number.isInteger(ttl) || ttl < 1 || ttl > 365 * 24 * 3600) {
     throw new AgentLockError('E_TTL_INVALID', `ttl must be whole seconds from 1 to 31536000 (got ${ttl})`, {
-      hint: 'for example --ttl 30',
+      hint: 'whole seconds, for example 30',
     });
   }
   return ttl;
@@ -275,6 +275,7 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
       processAlive,
       now: clock ?? Date.now,
       redisUrl: options.redisUrl === undefined ? config.redisUrl : checkedRedisUrl(options.redisUrl),
+      redisUrlGiven: options.redisUrl !== undefined,
       redisPrefix: config.redisPrefix,
       redisTimeoutMs: config.redisTimeoutMs,
       redisProbe: config.redisProbe,

@@ -31,6 +31,9 @@ export interface OpenBackendOptions {
   readonly now: () => number;
   /** From the caller or the environment (AGENT_LOCK_REDIS_URL, else REDIS_URL); already valid. */
   readonly redisUrl: string | null;
+  /** redisUrl came from the caller (`init --redis-url`), not the environment: a new password in it
+   *  is recorded in the marker. One from the environment never is (it is kept out of the file). */
+  readonly redisUrlGiven?: boolean;
   readonly redisPrefix: string | null;
   readonly redisTimeoutMs: number;
   readonly redisProbe: { readonly host: string; readonly port: number } | null;
@@ -99,8 +102,8 @@ function sameStore(a: StoreTarget, b: StoreTarget): boolean {
 
 /**
  * The same server, with another password than the marker's: it was rotated, and the new one has
- * just been let in (the store answered), so the marker takes it. A marker kept without a password
- * (the user gives it by the environment) is never given one.
+ * just been let in (the store answered), so the marker takes it when the caller gave it (init). A
+ * marker kept without a password (the user gives it by the environment) is never given one.
  */
 function rotatedPassword(recorded: StoreTarget, wanted: StoreTarget): boolean {
   if (recorded.redis === undefined || wanted.redis === undefined) return false;
@@ -193,7 +196,8 @@ export async function openBackend(options: OpenBackendOptions): Promise<Backend>
     }
   }
   const opened = await openTarget(wanted, options, fresh);
-  if (recorded === null || !sameStore(recorded, wanted) || rotatedPassword(recorded, wanted)) {
+  const rotated = options.redisUrlGiven === true && recorded !== null && rotatedPassword(recorded, wanted);
+  if (recorded === null || !sameStore(recorded, wanted) || rotated) {
     // A store is recorded as Redis only once its server has answered: a typo'd URL changes nothing.
     if (wanted.redis) {
       try {

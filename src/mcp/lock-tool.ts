@@ -57,7 +57,8 @@ async function decide(locks: Locks, action: Action, key: string, ttl: number): P
       if (outcome.status === 'parent_scope') {
         return `held by your parent agent ${outcome.conflicts[0]?.agent_id ?? ''}`.trimEnd();
       }
-      if (outcome.status === 'interrupted') return `interrupted work on ${key}: resume it or break it`;
+      if (outcome.status === 'interrupted')
+        return `interrupted work on ${key}: take it over with the resume tool, or discard it with break`;
       return 'held by someone else';
     }
     case 'release': {

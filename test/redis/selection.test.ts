@@ -461,6 +461,11 @@ describeRedis('backend selection and failures of the redis backend', () => {
       expect(init.code, init.stderr).toBe(0);
       expect(s.marker()).toMatchObject({ redis: { url: rotated } });
       expect((await s.run(['list'], env)).code).toBe(0);
+      // A password from the environment is used, never written into the marker.
+      await securedAdmin.call('ACL', 'SETUSER', 'default', `>${PASSWORD}-3`);
+      const fromEnv = `redis://:${PASSWORD}-3@127.0.0.1:${secured.port}`;
+      expect((await s.run(['list'], { ...env, AGENT_LOCK_REDIS_URL: fromEnv })).code).toBe(0);
+      expect(s.marker()).toMatchObject({ redis: { url: rotated } });
     } finally {
       await securedAdmin.config('SET', 'requirepass', PASSWORD);
     }
