@@ -108,9 +108,18 @@ function sessionId(env: Env): { id: string; source: IdSource } | null {
     return v !== undefined && v.trim() !== '' ? v.trim() : undefined;
   };
   // The derived id must be as valid as an AGENT_ID would have to be (`codex-x y` is not).
+  // The first 8 characters, not UTF-16 units: an emoji must not be cut in half.
   const derived = (prefix: string, source: IdSource, value: string) => {
-    const id = `${prefix}-${value.slice(0, 8)}`;
-    if (!ID_PATTERN.test(id)) validateAgentId(value, source);
+    const id = `${prefix}-${Array.from(value).slice(0, 8).join('')}`;
+    if (!ID_PATTERN.test(id)) {
+      throw new AgentLockError(
+        'E_ENV_INVALID',
+        `${source} ${JSON.stringify(value)} makes no valid agent id`,
+        {
+          hint: 'set AGENT_ID, or unset the variable',
+        },
+      );
+    }
     return { id, source };
   };
   const claude = nonEmpty('CLAUDE_CODE_SESSION_ID');

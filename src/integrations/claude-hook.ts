@@ -15,7 +15,7 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import * as z from 'zod';
 import type { Answer, CliContext } from '../cli/answer.js';
-import { isAgentLockError } from '../core/errors.js';
+import { AgentLockError, isAgentLockError } from '../core/errors.js';
 import { validateAgentId } from '../core/identity.js';
 import type { Lock } from '../core/lock.js';
 import { findTree } from '../host/tree.js';
@@ -65,14 +65,25 @@ function shortAgent(agentId: string): string {
  * (AGENT_ID, else `claude-<8 of session id>`, as for CLAUDE_CODE_SESSION_ID); a sub-agent is
  * `<main>-<8 of its agent id>` with the main agent as its parent.
  */
+/** `claude-<first 8 of the session id>`, when that makes a valid id; the user's way out is AGENT_ID. */
+function sessionAgentId(sessionId: string): string {
+  const id = `claude-${Array.from(sessionId).slice(0, 8).join('')}`;
+  if (/^[^\s\p{C}]{1,200}$/u.test(id)) return id;
+  throw new AgentLockError(
+    'E_ENV_INVALID',
+    `the session id ${JSON.stringify(sessionId)} makes no valid agent id`,
+    {
+      hint: 'set AGENT_ID for this session',
+    },
+  );
+}
+
 export function hookAgent(payload: PreToolUsePayload, env: Env): HookAgent {
   // Ids as valid as alock itself would demand: an id the hook exports into a shell command must not
   // make every alock and git call in it fail, nor pass where an edit would be refused.
   const fromEnv = nonEmpty(env.AGENT_ID);
   const main =
-    fromEnv !== undefined
-      ? validateAgentId(fromEnv, 'AGENT_ID')
-      : validateAgentId(`claude-${payload.session_id.slice(0, 8)}`, 'the session id of the payload');
+    fromEnv !== undefined ? validateAgentId(fromEnv, 'AGENT_ID') : sessionAgentId(payload.session_id);
   const sub = nonEmpty(payload.agent_id);
   if (sub === undefined) {
     const parent = nonEmpty(env.AGENT_PARENT_ID);
@@ -213,17 +224,32 @@ async function checkEdit(
     return failed(cli, `${payload.tool_name} names no file_path or notebook_path`);
   }
   const file = path.resolve(base, raw);
-  // The file's own tree decides: its git checkout when it has one (another worktree, a submodule, a
-  // repository below a session started in a plain parent folder), else the session's folder when
-  // the file is inside it. A file outside both is nobody's to lock: checking it would make a store.
+  // Where a lock on this file can live: the file's own git checkout (another worktree, a submodule,
+  // a repository below a session started in a plain folder), and the session's tree when the file is
+  // inside it but belongs to a checkout nested there (a lock taken from the session's folder names
+  // it under the session's tree). A file outside both is nobody's to lock: checking it would make a
+  // store for it.
   const fileTree = findTree(nearestExisting(path.dirname(file)));
-  let dir = fileTree.root;
-  if (fileTree.gitCommonDir === null) {
-    if (!inside(findTree(base).root, file)) {
-      return hookAnswer('allowed', null, `allowed: ${file} is outside every tree`, { file, agent });
-    }
-    dir = base;
+  const baseTree = findTree(base);
+  const dirs: string[] = [];
+  if (fileTree.gitCommonDir !== null) dirs.push(fileTree.root);
+  if (inside(baseTree.root, file) && (fileTree.gitCommonDir === null || baseTree.root !== fileTree.root)) {
+    dirs.push(base);
   }
+  if (dirs.length === 0) {
+    return hookAnswer('allowed', null, `allowed: ${file} is outside every tree`, { file, agent });
+  }
+  let allowed: Answer | null = null;
+  for (const dir of dirs) {
+    const answer = await checkEditIn(cli, dir, file, agent);
+    if (answer.status === 'denied') return answer;
+    allowed ??= answer;
+  }
+  return allowed!;
+}
+
+/** Asks the store of the tree around `dir` whether another agent holds `file`. */
+async function checkEditIn(cli: CliContext, dir: string, file: string, agent: HookAgent): Promise<Answer> {
   const backend = cli.globals().backend;
   const locks = await openLocks({
     dir,
@@ -278,14 +304,16 @@ export async function claudePreToolUse(cli: CliContext): Promise<Answer> {
   if (payload.hook_event_name !== undefined && payload.hook_event_name !== 'PreToolUse') {
     return hookAnswer('allowed', null, `allowed: ${payload.hook_event_name} is not handled`, {});
   }
-  // A bad value is an error, never a silent default: also when nothing else goes wrong.
+  // A bad value is an error, never a silent default, also when nothing else goes wrong: every call
+  // the hook would decide is refused until it is fixed (commands that take no lock still go).
   const setting = onErrorSetting(cli.io.env);
-  if (typeof setting === 'object') {
-    return deny(
-      `agent-lock: AGENT_LOCK_HOOK_ON_ERROR must be allow or deny (got ${JSON.stringify(setting.invalid)}); fix or unset it`,
-      { error: 'AGENT_LOCK_HOOK_ON_ERROR' },
-    );
-  }
+  const badSetting =
+    typeof setting === 'object'
+      ? deny(
+          `agent-lock: AGENT_LOCK_HOOK_ON_ERROR must be allow or deny (got ${JSON.stringify(setting.invalid)}); fix or unset it`,
+          { error: 'AGENT_LOCK_HOOK_ON_ERROR' },
+        )
+      : null;
   try {
     const base =
       payload.cwd && path.isAbsolute(payload.cwd) && isDirectory(payload.cwd) ? payload.cwd : cli.io.cwd;
@@ -295,6 +323,7 @@ export async function claudePreToolUse(cli: CliContext): Promise<Answer> {
       if (typeof command !== 'string' || command.trim() === '' || !NEEDS_IDENTITY.test(command)) {
         return hookAnswer('allowed', null, 'allowed: command left as is', {});
       }
+      if (badSetting) return badSetting;
       const agent = hookAgent(payload, cli.io.env);
       const rewritten = withAgentId(command, agent);
       if (rewritten === null) {
@@ -313,6 +342,7 @@ export async function claudePreToolUse(cli: CliContext): Promise<Answer> {
       );
     }
     if (EDIT_TOOLS.has(payload.tool_name)) {
+      if (badSetting) return badSetting;
       return await checkEdit(cli, payload, hookAgent(payload, cli.io.env), base);
     }
     return hookAnswer('allowed', null, `allowed: ${payload.tool_name} is not checked`, {});

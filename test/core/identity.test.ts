@@ -77,6 +77,11 @@ describe('resolveIdentity: agent id precedence', () => {
     expect(id.agentId).toBe('codex-abcdefgh');
   });
 
+  it('cuts a session id after 8 characters, not inside one', () => {
+    const id = resolveIdentity({ CODEX_THREAD_ID: 'abcdefg\u{1F600}xyz' }, CHAIN, HOST);
+    expect(id.agentId).toBe('codex-abcdefg\u{1F600}');
+  });
+
   it('a session id shorter than 8 characters is kept whole', () => {
     expect(resolveIdentity({ CLAUDE_CODE_SESSION_ID: 'abc' }, CHAIN, HOST).agentId).toBe('claude-abc');
   });

@@ -158,6 +158,19 @@ describe('alock hooks claude-pre-tool-use: edits', () => {
     expect(decision(r.output)).toBe('deny');
   });
 
+  it('refuses an edit in a nested checkout locked from the session folder', async () => {
+    execFileSync('git', ['init', '-q'], { cwd: sandbox.tree });
+    mkdirSync(path.join(sandbox.tree, 'vendor', 'src'), { recursive: true });
+    execFileSync('git', ['init', '-q'], { cwd: path.join(sandbox.tree, 'vendor') });
+    // Taken from the superproject's root: the lock lives under its tree, not the nested one's.
+    expect((await sandbox.run('other-agent', ['acquire', 'vendor/src/a.ts'])).code).toBe(0);
+    const r = await hook(payload('Edit', { file_path: path.join(sandbox.tree, 'vendor/src/a.ts') }));
+    expect(decision(r.output)).toBe('deny');
+    // A free file there still goes through.
+    const free = await hook(payload('Edit', { file_path: path.join(sandbox.tree, 'vendor/src/b.ts') }));
+    expect(free.output).toBeNull();
+  });
+
   it('prints the hook answer as is under --json', async () => {
     await sandbox.run('other-agent', ['acquire', 'src/a.ts']);
     const r = await hook(payload('Edit', { file_path: path.join(sandbox.tree, 'src/a.ts') }), {}, ['--json']);
@@ -316,6 +329,10 @@ describe('alock hooks claude-pre-tool-use: when it cannot decide', () => {
     });
     expect(decision(r.output)).toBe('deny');
     expect(r.output?.hookSpecificOutput?.permissionDecisionReason).toContain('AGENT_LOCK_HOOK_ON_ERROR');
+    // A command that takes no lock is no decision of the hook's: it goes through.
+    expect(
+      (await hook(payload('Bash', { command: 'ls' }), { AGENT_LOCK_HOOK_ON_ERROR: 'Allow' })).output,
+    ).toBeNull();
   });
 
   it('never exports an id alock would refuse: a bad AGENT_ID or session id is a refusal', async () => {
@@ -327,6 +344,11 @@ describe('alock hooks claude-pre-tool-use: when it cannot decide', () => {
     expect(decision(badSession.output)).toBe('deny');
     // A command that takes no lock needs no identity: it still goes through untouched.
     expect((await hook(payload('Bash', { command: 'ls' }), { AGENT_ID: 'bad id' })).output).toBeNull();
+    // A session id is cut after 8 characters, not in the middle of one.
+    const emoji = await hook(JSON.stringify({ ...JSON.parse(gitStatus), session_id: 'abcdefg\u{1F600}xyz' }));
+    expect(emoji.output?.hookSpecificOutput?.updatedInput?.command).toBe(
+      "export AGENT_ID='claude-abcdefg\u{1F600}'; git status",
+    );
   });
 
   it('refuses an edit tool whose input names no file', async () => {
