@@ -11,6 +11,7 @@ import { AgentLockError, asAgentLockError, isAgentLockError } from '../core/erro
 import { type Identity, resolveIdentity } from '../core/identity.js';
 import { parseSeconds } from '../core/config.js';
 import type { Lock } from '../core/lock.js';
+import { type PathScope, scopeFromPattern } from '../core/scope.js';
 import { ancestorChain, hostName } from '../host/process.js';
 import { type Locks, openLocks } from '../locks.js';
 import type { Answer, CliContext } from './answer.js';
@@ -175,14 +176,14 @@ export class Cli implements CliContext {
       return quoteArg(lock.scope);
     }
     if (here === locks.tree.root) return quoteArg(lock.scope);
-    const segments = lock.scope.split('/');
-    const wild = segments.findIndex((segment) => /[*?[{]/.test(segment));
-    const fixed = wild === -1 ? segments : segments.slice(0, wild);
+    // Only the fixed part is a path to move; the wildcard segments after it stay as they are.
+    const { fixed } = scopeFromPattern(lock.scope, 'path') as PathScope;
     const local = path
       .relative(here, path.join(locks.tree.root, ...fixed))
       .split(path.sep)
       .join('/');
-    return quoteArg([local, ...(wild === -1 ? [] : segments.slice(wild))].filter(Boolean).join('/') || '.');
+    const rest = lock.scope.split('/').slice(fixed.length);
+    return quoteArg([local, ...rest].filter(Boolean).join('/') || '.');
   }
 
   scopes(locks: Lock[]): string {
