@@ -102,16 +102,24 @@ export function holderProcess(chain: readonly ProcessFacts[]): ProcessFacts {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/**
+ * `<prefix>-<first 8 characters of a session id>`, the id alock and the Claude Code hook both derive
+ * from an agent session, or null when that is no valid id (`codex-x y`): it must be as valid as an
+ * AGENT_ID would have to be. Characters, not UTF-16 units: an emoji is never cut in half.
+ */
+export function sessionAgentId(prefix: string, sessionId: string): string | null {
+  const id = `${prefix}-${Array.from(sessionId).slice(0, 8).join('')}`;
+  return ID_PATTERN.test(id) ? id : null;
+}
+
 function sessionId(env: Env): { id: string; source: IdSource } | null {
   const nonEmpty = (k: string) => {
     const v = env[k];
     return v !== undefined && v.trim() !== '' ? v.trim() : undefined;
   };
-  // The derived id must be as valid as an AGENT_ID would have to be (`codex-x y` is not).
-  // The first 8 characters, not UTF-16 units: an emoji must not be cut in half.
   const derived = (prefix: string, source: IdSource, value: string) => {
-    const id = `${prefix}-${Array.from(value).slice(0, 8).join('')}`;
-    if (!ID_PATTERN.test(id)) {
+    const id = sessionAgentId(prefix, value);
+    if (id === null) {
       throw new AgentLockError(
         'E_ENV_INVALID',
         `${source} ${JSON.stringify(value)} makes no valid agent id`,

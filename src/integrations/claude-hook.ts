@@ -16,7 +16,7 @@ import path from 'node:path';
 import * as z from 'zod';
 import type { Answer, CliContext } from '../cli/answer.js';
 import { AgentLockError, isAgentLockError } from '../core/errors.js';
-import { validateAgentId } from '../core/identity.js';
+import { sessionAgentId, validateAgentId } from '../core/identity.js';
 import type { Lock } from '../core/lock.js';
 import { findTree } from '../host/tree.js';
 import { openLocks } from '../locks.js';
@@ -60,15 +60,10 @@ function shortAgent(agentId: string): string {
   return createHash('sha256').update(agentId).digest('hex').slice(0, 8);
 }
 
-/**
- * Who makes this tool call. The main agent is what `alock` itself would resolve in its session
- * (AGENT_ID, else `claude-<8 of session id>`, as for CLAUDE_CODE_SESSION_ID); a sub-agent is
- * `<main>-<8 of its agent id>` with the main agent as its parent.
- */
-/** `claude-<first 8 of the session id>`, when that makes a valid id; the user's way out is AGENT_ID. */
-function sessionAgentId(sessionId: string): string {
-  const id = `claude-${Array.from(sessionId).slice(0, 8).join('')}`;
-  if (/^[^\s\p{C}]{1,200}$/u.test(id)) return id;
+/** The main agent's id from the payload's session id; the user's way out of a bad one is AGENT_ID. */
+function mainFromSession(sessionId: string): string {
+  const id = sessionAgentId('claude', sessionId);
+  if (id !== null) return id;
   throw new AgentLockError(
     'E_ENV_INVALID',
     `the session id ${JSON.stringify(sessionId)} makes no valid agent id`,
@@ -78,12 +73,17 @@ function sessionAgentId(sessionId: string): string {
   );
 }
 
+/**
+ * Who makes this tool call. The main agent is what `alock` itself would resolve in its session
+ * (AGENT_ID, else `claude-<8 of session id>`, as for CLAUDE_CODE_SESSION_ID); a sub-agent is
+ * `<main>-<8 of its agent id>` with the main agent as its parent.
+ */
 export function hookAgent(payload: PreToolUsePayload, env: Env): HookAgent {
   // Ids as valid as alock itself would demand: an id the hook exports into a shell command must not
   // make every alock and git call in it fail, nor pass where an edit would be refused.
   const fromEnv = nonEmpty(env.AGENT_ID);
   const main =
-    fromEnv !== undefined ? validateAgentId(fromEnv, 'AGENT_ID') : sessionAgentId(payload.session_id);
+    fromEnv !== undefined ? validateAgentId(fromEnv, 'AGENT_ID') : mainFromSession(payload.session_id);
   const sub = nonEmpty(payload.agent_id);
   if (sub === undefined) {
     const parent = nonEmpty(env.AGENT_PARENT_ID);

@@ -326,7 +326,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
     {
       title: 'Resume interrupted work',
       description:
-        'Take over an orphaned lock (its holder is gone (or its lease ran out) and left notes) on exactly this scope.',
+        'Take over an orphaned lock on exactly this scope: its holder is gone or its lease ran out, and it left notes.',
       inputSchema: { scope: z.string(), agent_id: agentId },
       outputSchema,
     },
