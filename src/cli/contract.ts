@@ -207,6 +207,14 @@ export const COMMANDS: readonly CommandSpec[] = [
     fail: ['held'],
   },
   {
+    name: 'repair',
+    args: '',
+    summary: 'move damage in the store aside (kept, timestamped) and go on with what can be read',
+    flags: [],
+    ok: ['repaired', 'clean'],
+    fail: [],
+  },
+  {
     name: 'init',
     args: '',
     summary: 'create the store and record its backend (and Redis server)',
