@@ -122,6 +122,7 @@ export class RedisStore implements Backend {
   readonly kind = 'redis' as const;
   readonly location: string;
   readonly prefix: string;
+  readonly namespace: string;
   private readonly target: RedisTarget;
   private readonly keys: string[];
   private readonly channel: string;
@@ -152,6 +153,7 @@ export class RedisStore implements Backend {
     this.target = parseRedisUrl(options.url);
     this.location = this.target.display;
     this.prefix = options.prefix;
+    this.namespace = options.prefix;
     const tag = `{${options.prefix}}`;
     this.keys = [`${tag}:store`, `${tag}:changes`, `${tag}:events`];
     this.channel = `${tag}:changed`;
