@@ -214,7 +214,10 @@ export async function openBackend(options: OpenBackendOptions): Promise<Backend>
     fresh,
   );
   const rotated = options.redisUrlGiven === true && recorded !== null && rotatedPassword(recorded, wanted);
-  if (recorded === null || !sameStore(recorded, wanted) || rotated) {
+  // A file store marked by an older version gets `log` once its log reads whole, so that a log
+  // removed from then on is seen as damage.
+  const unmarkedLog = recorded?.backend === 'file' && recorded.log !== true && wanted.backend === 'file';
+  if (recorded === null || !sameStore(recorded, wanted) || rotated || unmarkedLog) {
     // A store is recorded as Redis only once its server has answered: a typo'd URL changes nothing.
     // A file store's marker is written only beside a readable log, made first (fences from 1): a
     // read-only first command no longer leaves a marker whose store seeds fences from the clock.

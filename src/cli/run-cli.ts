@@ -374,7 +374,9 @@ async function acquire(
         [
           cli.head('already_mine', asked.join(' ')),
           `  covered by your ${cli.scopes(outcome.locks)}`,
-          ...(opts.ttl !== undefined ? [`  lease set to ${opts.ttl}s from now, as asked`] : []),
+          ...(opts.ttl !== undefined && outcome.locks.every((l) => l.ttl_seconds === Number(opts.ttl))
+            ? [`  lease set to ${opts.ttl}s from now, as asked`]
+            : []),
           ...cli.lines(outcome.locks),
         ],
         `already yours: covered by ${cli.scopes(outcome.locks)}`,

@@ -657,13 +657,20 @@ export function decideAcquire(
   if (found.covering.every((record) => record !== undefined)) {
     const touched = new Map<string, LockRecord>();
     const ttl = req.ttlSeconds;
-    for (const record of found.covering) {
-      if (!record || touched.has(record.id)) continue;
-      // A TTL asked again is the lease wanted from now on: asking for 600 s must not leave 10 s.
-      const lease =
-        ttl === null || ttl === undefined ? {} : { ttl_seconds: ttl, expires_at: ctx.now + ttl * 1000 };
-      touched.set(record.id, { ...record, updated_at: ctx.now, ...lease });
-    }
+    found.covering.forEach((record, i) => {
+      if (!record) return;
+      const before = touched.get(record.id) ?? record;
+      let lease = {};
+      if (ttl !== null && ttl !== undefined) {
+        const until = ctx.now + ttl * 1000;
+        // A TTL asked again for the lock's own scope is the lease wanted from now on: asking for
+        // 600 s must not leave 10 s. A wider lock that covers the scope is only ever lengthened,
+        // and one without a TTL keeps none: a narrow request must not shorten a wide claim.
+        if (sameScope(record, req.targets[i]!)) lease = { ttl_seconds: ttl, expires_at: until };
+        else if (before.expires_at !== null && before.expires_at < until) lease = { expires_at: until };
+      }
+      touched.set(record.id, { ...before, updated_at: ctx.now, ...lease });
+    });
     for (const record of touched.values()) d.put(record);
     return d.done(
       outcome(

@@ -117,8 +117,10 @@ export const fsProbe: PathProbe = {
 
 /**
  * The origin remote of a repository, normalised so that every clone of it agrees whatever the
- * protocol or user: `git@github.com:Org/Repo.git` and `https://u@github.com/Org/Repo` are both
- * `github.com/Org/Repo`. Read from the common dir's `config` file (no git process). Null without one.
+ * protocol, user, port or case: `git@github.com:Org/Repo.git` and `https://u@github.com/org/repo/`
+ * are both `github.com/org/repo` (folding case may merge two repositories into one namespace, the
+ * safe side; splitting one in two would not be). Read from the common dir's `config` file (no git
+ * process). A local path is made absolute. Null without an origin.
  */
 export function originOf(gitCommonDir: string): string | null {
   let text: string;
@@ -133,24 +135,36 @@ export function originOf(gitCommonDir: string): string | null {
     if (line.startsWith('[')) inOrigin = /^\[remote\s+"origin"\]$/.test(line);
     else if (inOrigin) {
       const match = /^url\s*=\s*(.+)$/.exec(line);
-      if (match?.[1]) return normaliseRemote(match[1].trim().replace(/^"|"$/g, ''));
+      if (match?.[1])
+        return normaliseRemote(match[1].trim().replace(/^"|"$/g, ''), path.dirname(gitCommonDir));
     }
   }
   return null;
 }
 
-function normaliseRemote(url: string): string {
-  let rest = url.replace(/^[a-z+]+:\/\//i, '');
-  // scp-like `user@host:path`, and the user part of URLs.
-  rest = rest.replace(/^[^@/]*@/, '');
-  const scp = /^([^/:]+):(?!\d+\/)(.*)$/.exec(rest);
-  if (scp) rest = `${scp[1]}/${scp[2]}`;
-  const [host = '', ...parts] = rest.split('/');
-  const tail = parts
+export function normaliseRemote(url: string, base: string): string {
+  let host: string;
+  let rest: string;
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url);
+  if (scheme && scheme[1]!.toLowerCase() !== 'file') {
+    const after = url.slice(scheme[0].length).replace(/^[^@/]*@/, '');
+    const slash = after.indexOf('/');
+    // The port goes (`host:22`), not the colons of an IPv6 address in brackets.
+    host = (slash === -1 ? after : after.slice(0, slash)).replace(/:\d*$/, '');
+    rest = slash === -1 ? '' : after.slice(slash + 1);
+  } else {
+    // scp-like `user@host:path` (git reads what follows the colon as a path, digits included).
+    const scp = scheme ? null : /^(?:[^@/]*@)?(\[[^\]]*\]|[^:/]+):(.*)$/.exec(url);
+    if (!scp) return `path:${path.resolve(base, scheme ? url.slice(scheme[0].length) : url)}`;
+    host = scp[1]!;
+    rest = scp[2]!;
+  }
+  const tail = rest
+    .split('/')
+    .filter(Boolean)
     .join('/')
-    .replace(/\/+$/, '')
-    .replace(/\.git$/, '');
-  return `${host.toLowerCase().replace(/:\d+$/, '')}/${tail}`;
+    .replace(/\.git$/i, '');
+  return `${host}/${tail}`.toLowerCase();
 }
 
 /**

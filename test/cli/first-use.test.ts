@@ -104,6 +104,20 @@ describe('answers that misled', () => {
     expect(Date.parse(lock.expires_at) - Date.now()).toBeGreaterThan(500_000);
   });
 
+  it('a --ttl asked for a narrower scope never shortens a wider lock, nor gives one without a TTL a lease', async () => {
+    expect((await box.run('A', ['acquire', 'src/**'])).code).toBe(0);
+    expect((await box.run('A', ['acquire', 'src/a.ts', '--ttl', '2'])).code).toBe(0);
+    const wide = (await box.json('A', ['list'])).body.locks[0] as { expires_at: string | null };
+    expect(wide.expires_at).toBeNull();
+    expect((await box.run('A', ['acquire', '@lease', '--ttl', '600'])).code).toBe(0);
+    expect((await box.run('A', ['acquire', '@lease', '--ttl', '5'])).code).toBe(0);
+    const lease = (await box.json('A', ['list'])).body.locks.find((l) => l.scope === '@lease') as {
+      expires_at: string;
+    };
+    // Its own scope: set as asked, also shorter.
+    expect(Date.parse(lease.expires_at) - Date.now()).toBeLessThan(6_000);
+  });
+
   it('release of several scopes says what was released and what was not, per scope', async () => {
     expect((await box.run('A', ['acquire', '@d'])).code).toBe(0);
     const r = await box.run('A', ['release', '@d', '@nothere']);

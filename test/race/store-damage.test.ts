@@ -177,4 +177,21 @@ describe('file store: a damaged log fails closed', () => {
     const b = await s.open('b');
     expect((await b.acquire(['docs/x.md'])).conflicts.map((lock) => lock.agent_id)).toContain('<unknown>');
   });
+  it('a store marked by an older version (no log flag) gets it once its log reads whole', async () => {
+    const s = await setup('old-marker');
+    const a = await s.open('a');
+    expect((await a.acquire(['src/a.ts'])).status).toBe('acquired');
+    await a.close();
+    const marker = path.join(s.store, 'backend.json');
+    writeFileSync(
+      marker,
+      `${JSON.stringify({ schema: 'agent-lock/store-v1', backend: 'file', created_at: 'x' })}\n`,
+    );
+    const b = await s.open('b');
+    expect(JSON.parse(readFileSync(marker, 'utf8'))).toMatchObject({ log: true });
+    rmSync(s.log);
+    const c = await s.open('c');
+    await expect(c.acquire(['lib/b.ts'])).rejects.toMatchObject({ code: 'E_STORE_UNREADABLE' });
+    expect((await c.repair()).damage).toEqual([expect.stringContaining('is missing')]);
+  });
 });

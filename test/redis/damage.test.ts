@@ -35,6 +35,16 @@ const DAMAGE: readonly Damage[] = [
   { name: '#fence overwritten', apply: (r, s) => r.hset(s, '#fence', 'garbage') },
   { name: '#version overwritten', apply: (r, s) => r.hset(s, '#version', 'xyz') },
   { name: '#tombstones overwritten', apply: (r, s) => r.hset(s, '#tombstones', '[broken') },
+  { name: '#watch overwritten', apply: (r, s) => r.hset(s, '#watch', 'zz') },
+  { name: '#tomb_v overwritten', apply: (r, s) => r.hset(s, '#tomb_v', 'v?') },
+  {
+    name: 'the changes list replaced by a string',
+    apply: async (r, s) => {
+      const changes = s.replace(/:store$/, ':changes');
+      await r.del(changes);
+      await r.set(changes, 'foreign value');
+    },
+  },
   {
     name: 'the store key replaced by a string',
     apply: async (r, s) => {
@@ -110,6 +120,8 @@ describeRedis('redis store: damage fails closed', () => {
         await damage.apply(client, s.store, lockId);
         const type = await client.type(s.store);
         const before = type === 'hash' ? await client.hgetall(s.store) : await client.get(s.store);
+        const changesKey = s.store.replace(/:store$/, ':changes');
+        const changesType = await client.type(changesKey);
 
         // A new handle (every CLI run is one) reads the damage. A warm handle trusts its snapshot
         // until the store's version moves, so it sees damaged records at its next resync; damaged
@@ -128,15 +140,20 @@ describeRedis('redis store: damage fails closed', () => {
 
         const report = await b.repair();
         expect(report.damage.length).toBeGreaterThan(0);
-        const kept = await client.keys(`{${s.prefix}}:damaged:*`);
-        expect(kept).toHaveLength(1);
-        if (type === 'hash') {
+        const kept = (await client.keys(`{${s.prefix}}:damaged:*`)).map((key) =>
+          key.replace(/:(store|changes)$/, ''),
+        );
+        expect(new Set(kept).size).toBe(1);
+        if (type === 'hash' && changesType !== 'string') {
           const aside = await client.hgetall(kept[0]!);
           expect(Object.keys(aside)).not.toHaveLength(0);
           for (const [field, value] of Object.entries(aside)) {
             expect(value).toBe((before as Record<string, string>)[field]);
           }
-        } else expect(await client.get(kept[0]!)).toBe(before);
+        } else if (type !== 'hash') expect(await client.get(`${kept[0]!}:store`)).toBe(before);
+        if (changesType === 'string') {
+          expect(await client.get(`${kept[0]!}:changes`)).toBe('foreign value');
+        }
         expect((await b.repair()).damage).toEqual([]);
 
         const fresh = await b.acquire(['@after-repair']);
@@ -149,4 +166,25 @@ describeRedis('redis store: damage fails closed', () => {
       }
     });
   }
+  it('a break over an events list of another type fails whole: the lock stays, and repair keeps the key', async () => {
+    tried += 1;
+    const s = await setup('events-key');
+    const a = await s.open('a');
+    expect((await a.acquire(['@held'])).status).toBe('acquired');
+    const client = await raw();
+    try {
+      const events = s.store.replace(/:store$/, ':events');
+      await client.del(events);
+      await client.set(events, 'foreign value');
+      const b = await s.open('b');
+      await expect(b.breakLock(['@held'], { reason: 'test' })).rejects.toMatchObject({
+        code: 'E_STORE_UNREADABLE',
+      });
+      expect((await b.list()).locks.map((lock) => lock.scope)).toEqual(['@held']);
+      expect((await b.repair()).damage).toEqual([expect.stringContaining('was a string, not a list')]);
+      expect((await b.breakLock(['@held'], { reason: 'test' })).status).toBe('broken');
+    } finally {
+      client.disconnect();
+    }
+  });
 });

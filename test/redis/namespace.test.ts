@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { repositoryPrefix } from '../../src/host/tree.js';
+import { normaliseRemote, repositoryPrefix } from '../../src/host/tree.js';
 import { CLI, requireBuild } from '../race/helpers.js';
 import { parseOneJson } from '../cli/cli-harness.js';
 import { describeRedis, type RedisServer, startRedis } from './server.js';
@@ -93,4 +93,21 @@ it('derives a namespace from the origin, else the tree name, else the repository
   expect(repositoryPrefix(tree, null)).not.toBe(
     repositoryPrefix({ root: '/w/other/repo', gitCommonDir: null }, null),
   );
+});
+
+it('normalises an origin so that every clone agrees, and unrelated ones do not', () => {
+  const same = [
+    'git@github.com:Acme/Gamma.git',
+    'https://someone@github.com/acme/gamma/',
+    'ssh://git@GitHub.com:22/Acme/Gamma.git',
+    'git@github.com:/Acme//Gamma',
+  ];
+  for (const url of same) expect(normaliseRemote(url, '/w'), url).toBe('github.com/acme/gamma');
+  // scp-like syntax has no port: digits after the colon are a path.
+  expect(normaliseRemote('git@host:2222/repo.git', '/w')).toBe('host/2222/repo');
+  expect(normaliseRemote('ssh://git@[::1]:2222/x/y.git', '/w')).toBe('[::1]/x/y');
+  // Local paths are made absolute, so two repositories' `../x.git` do not collide.
+  expect(normaliseRemote('../x.git', '/w/one')).toBe('path:/w/x.git');
+  expect(normaliseRemote('../x.git', '/v/two')).toBe('path:/v/x.git');
+  expect(normaliseRemote('file:///srv/git/r.git', '/w')).toBe('path:/srv/git/r.git');
 });

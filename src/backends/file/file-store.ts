@@ -169,8 +169,12 @@ export class FileStore implements Backend {
     this.eventsPath = path.join(options.dir, 'events.log');
     this.wakeDir = path.join(options.dir, 'wake');
     // A takeover from a dead owner cuts the commit it left half-written, before anyone else is let in.
-    this.mutex = new FileMutex(options.dir, options.self, options.mutexTimeoutMs, options.processAlive, () =>
-      cutTornTail(options.dir, this.logPath, options.now()),
+    this.mutex = new FileMutex(
+      options.dir,
+      options.self,
+      options.mutexTimeoutMs,
+      options.processAlive,
+      (stillTakingOver) => cutTornTail(options.dir, this.logPath, options.now(), stillTakingOver),
     );
     openMutexes.add(this.mutex);
     if (!exitHookInstalled) {

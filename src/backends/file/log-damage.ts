@@ -12,7 +12,7 @@
  * - a line in the middle that cannot be read stands for a lock held by `<unknown>` (decide.ts), and
  *   the log is copied aside before a compaction would drop it.
  */
-import { closeSync, fstatSync, linkSync, truncateSync } from 'node:fs';
+import { closeSync, fstatSync, linkSync, lstatSync, truncateSync } from 'node:fs';
 import path from 'node:path';
 import { AgentLockError } from '../../core/errors.js';
 import { makeDirs } from '../../host/make-dirs.js';
@@ -83,7 +83,12 @@ export function looksLikeTornCommit(tail: Buffer): boolean {
  * what the owner left mid-write. It is moved aside (kept) and cut off. A tail that is no commit's
  * start is left alone: the next decision reports it as damage.
  */
-export function cutTornTail(storeDir: string, logPath: string, now: number): void {
+export function cutTornTail(
+  storeDir: string,
+  logPath: string,
+  now: number,
+  stillTakingOver: () => boolean,
+): void {
   let fd: number;
   try {
     fd = openRead(logPath);
@@ -106,6 +111,9 @@ export function cutTornTail(storeDir: string, logPath: string, now: number): voi
     const tail = bytes.subarray(cut);
     if (!looksLikeTornCommit(tail)) return;
     writeAtomic(asidePath(storeDir, 'torn-commit', now), tail);
+    // Cut only what was read, and only while no one else can have written since.
+    const after = fstatSync(fd);
+    if (after.size !== size || lstatSync(logPath).ino !== after.ino || !stillTakingOver()) return;
     truncateSync(logPath, from + cut);
   } catch {
     // Best effort: a tail left in place is reported as damage by the next decision.

@@ -51,7 +51,7 @@ export class FileMutex {
      * Runs when a dead owner's mutex is taken over, while it still names that owner: nobody else
      * can be inside, so what the owner left half-done can be repaired safely (see log-damage.ts).
      */
-    private readonly onTakeover: () => void = () => undefined,
+    private readonly onTakeover: (stillTakingOver: () => boolean) => void = () => undefined,
   ) {
     this.mutexPath = path.join(dir, 'mutex');
     this.ownerPath = path.join(dir, `owner.${me.pid}.${this.nonce}`);
@@ -205,7 +205,17 @@ export class FileMutex {
           ? current === null
           : current !== null && current !== 'missing' && current.nonce === dead.nonce;
       if (!same) return;
-      this.onTakeover();
+      // A taker paused for longer than the guard lasts may have been overtaken: the repair checks,
+      // just before it writes, that the guard is still ours and the mutex still the dead owner's.
+      this.onTakeover(() => {
+        try {
+          if (lstatSync(guard).ino !== this.ownerIno) return false;
+          const now = parseOwner(readPrivate(this.mutexPath));
+          return dead === null ? now === null : now !== null && now !== 'missing' && now.nonce === dead.nonce;
+        } catch {
+          return false;
+        }
+      });
       unlinkSync(this.mutexPath);
       if (dead !== null) {
         try {

@@ -688,11 +688,11 @@ export class RedisStore implements Backend {
       // is not ready yet queues commands of its own, without that bound.
       return await (this.target.cluster ? withDeadline(command(), this.options.timeoutMs + 100) : command());
     } catch (error) {
+      // The scripts check the store's data themselves before writing; the one damage left for the
+      // server to find is a key of another type (our keys are a hash and lists).
       const message = error instanceof Error ? error.message : String(error);
-      if (/WRONGTYPE/.test(message))
-        throw this.damaged('cannot be read (a key of another type is there)', error);
-      if (/user_script|Error running script|attempt to (compare|perform)/.test(message)) {
-        throw this.damaged(`cannot be read by the commit script (${firstLine(message)})`, error);
+      if (/^WRONGTYPE|\bWRONGTYPE Operation/.test(message)) {
+        throw this.damaged('cannot be read (one of its keys is of another type)', error);
       }
       throw this.unavailable(error);
     }
@@ -715,15 +715,19 @@ export class RedisStore implements Backend {
    */
   async repair(): Promise<RepairReport> {
     const client = await this.connection();
-    const [store, changes] = this.keys as [string, string];
+    const [store, changes, events] = this.keys as [string, string, string];
     const aside = `{${this.prefix}}:damaged:${new Date().toISOString()}`;
     const damage: string[] = [];
-    for (const key of [store, changes]) {
-      const type = await this.call(() => client.type(key));
-      const wanted = key === store ? 'hash' : 'list';
-      if (type !== 'none' && type !== wanted) {
-        await this.call(() => client.rename(key, `${aside}:${key === store ? 'store' : 'changes'}`));
-        damage.push(`${key} was a ${type}, not a ${wanted}`);
+    const wanted: [string, string, string][] = [
+      [store, 'hash', 'store'],
+      [changes, 'list', 'changes'],
+      [events, 'list', 'events'],
+    ];
+    for (const [key, type, name] of wanted) {
+      const found = await this.call(() => client.type(key));
+      if (found !== 'none' && found !== type) {
+        await this.call(() => client.rename(key, `${aside}:${name}`));
+        damage.push(`${key} was a ${found}, not a ${type}`);
       }
     }
     const fields = await this.call(() => client.hgetall(store));
