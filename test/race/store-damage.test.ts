@@ -187,7 +187,7 @@ describe('file store: a damaged log fails closed', () => {
       marker,
       `${JSON.stringify({ schema: 'agent-lock/store-v1', backend: 'file', created_at: 'x' })}\n`,
     );
-    const b = await s.open('b');
+    await s.open('b');
     expect(JSON.parse(readFileSync(marker, 'utf8'))).toMatchObject({ log: true });
     rmSync(s.log);
     const c = await s.open('c');
