@@ -150,7 +150,22 @@ export const COMMANDS: readonly CommandSpec[] = [
     ok: ['identified'],
     fail: [],
   },
-  { name: 'version', args: '', summary: 'print the version', flags: [], ok: ['version'], fail: [] },
+  {
+    name: 'version',
+    args: '',
+    summary: 'print the version (also --version, -V)',
+    flags: [],
+    ok: ['version'],
+    fail: [],
+  },
+  {
+    name: 'help',
+    args: '[command]',
+    summary: "show the program's help, or a command's (same as COMMAND --help)",
+    flags: [],
+    ok: ['help'],
+    fail: [],
+  },
   {
     name: 'contract',
     args: '',

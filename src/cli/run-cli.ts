@@ -16,6 +16,7 @@ import { ancestorChain, hostName } from '../host/process.js';
 import { type Locks, openLocks } from '../locks.js';
 import type { Answer, CliContext } from './answer.js';
 import { completionScript } from './completion.js';
+import { conventionalArgv } from './conventions.js';
 import { envelope, errorAnswer } from './envelope.js';
 import { COMMANDS, contractDocument, exitCodeFor, GLOBAL_FLAGS } from './contract.js';
 import { lockLines, paint, quoteArg, type Style } from './render.js';
@@ -811,7 +812,7 @@ export async function runCli(fullArgv: readonly string[], io: CliIo): Promise<nu
       argv = fullArgv.slice(0, split);
     }
   }
-  argv = rewriteBareWait(argv);
+  argv = rewriteBareWait(conventionalArgv(argv));
   const wantsJson = argv.includes('--json');
   let program: Command | null = null;
   const cli = new Cli(io, () => (program?.opts() ?? {}) as GlobalOptions);

@@ -710,6 +710,7 @@ describe('whoami, version, contract, completion, init', () => {
         'log',
         'whoami',
         'version',
+        'help',
         'contract',
         'completion',
         'init',
