@@ -222,6 +222,14 @@ export const COMMANDS: readonly CommandSpec[] = [
     fail: ['held'],
   },
   {
+    name: 'doctor',
+    args: '',
+    summary: 'check the settings, store, backend, identity, hooks and frozen files, and say how to fix each',
+    flags: [],
+    ok: ['healthy'],
+    fail: ['findings'],
+  },
+  {
     name: 'init',
     args: '',
     summary: 'create the store and record its backend (and Redis server)',

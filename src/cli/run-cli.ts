@@ -782,6 +782,7 @@ function buildProgram(cli: Cli, setAnswer: (a: Answer) => void, only: string | n
   sub('hooks').action(
     act(async (action: string, o) => (await import('../integrations/hooks.js')).hooksCommand(cli, action, o)),
   );
+  sub('doctor').action(act(async () => (await import('../doctor/doctor.js')).doctorCommand(cli)));
   sub('guard').action(
     act(async (hook: string) => (await import('../integrations/git-guard.js')).guardCommand(cli, hook)),
   );

@@ -711,6 +711,7 @@ describe('whoami, version, contract, completion, init', () => {
         'whoami',
         'version',
         'help',
+        'doctor',
         'contract',
         'completion',
         'init',
