@@ -71,7 +71,7 @@ export async function doctorCommand(cli: CliContext): Promise<Answer> {
   // and identity it needs are sound (opening would fail on them again, saying the same thing).
   let locks: Lock[] | null = disk.present ? null : [];
   let where = `store ${storeDir}`;
-  if (disk.present && settingsOk && identity !== null) {
+  if (disk.present && !disk.damaged && settingsOk && identity !== null) {
     try {
       const store = await cli.open();
       where = `${store.backend.kind} store ${store.backend.location}`;

@@ -33,6 +33,8 @@ export interface StoreOnDisk {
   readonly findings: Finding[];
   /** The folder is there and has a marker or a log: there is a store to open. */
   readonly present: boolean;
+  /** Opening it would only fail again on what is already reported (an unreadable marker, say). */
+  readonly damaged: boolean;
   readonly marker: Marker | null;
 }
 
@@ -41,7 +43,7 @@ export function storeOnDisk(dir: string, uid: number | null): StoreOnDisk {
   const stat = lstatOrNull(dir);
   if (stat === null) {
     found.push(note('store', 'store_missing', `no store yet at ${dir}: the first command creates it`));
-    return { findings: found, present: false, marker: null };
+    return { findings: found, present: false, damaged: false, marker: null };
   }
   const unsafe = (why: string) =>
     problem(
@@ -53,7 +55,7 @@ export function storeOnDisk(dir: string, uid: number | null): StoreOnDisk {
   if (stat.isSymbolicLink()) found.push(unsafe('is a symlink, not a store folder'));
   else if (!stat.isDirectory()) found.push(unsafe('is not a folder'));
   else if (uid !== null && stat.uid !== uid) found.push(unsafe(`belongs to another user (uid ${stat.uid})`));
-  if (found.length > 0) return { findings: found, present: false, marker: null };
+  if (found.length > 0) return { findings: found, present: false, damaged: false, marker: null };
 
   try {
     accessSync(dir, constants.R_OK | constants.W_OK | constants.X_OK);
@@ -76,7 +78,7 @@ export function storeOnDisk(dir: string, uid: number | null): StoreOnDisk {
         `chmod 700 ${dir} (as its owner)`,
       ),
     );
-    return { findings: found, present: false, marker: null };
+    return { findings: found, present: false, damaged: false, marker: null };
   }
 
   let marker: Marker | null = null;
@@ -164,7 +166,12 @@ export function storeOnDisk(dir: string, uid: number | null): StoreOnDisk {
       ),
     );
   }
-  return { findings: found, present: marker !== null || log !== null, marker };
+  return {
+    findings: found,
+    present: marker !== null || log !== null || found.some((f) => f.code === 'store_marker_unreadable'),
+    damaged: found.some((f) => f.level === 'problem'),
+    marker,
+  };
 }
 
 /** What the store's own answer says about its locks: unreadable records, stale and orphaned ones. */
