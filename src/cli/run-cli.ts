@@ -66,7 +66,7 @@ interface GlobalOptions {
   backend?: string;
 }
 
-const STATUS_WORD: Record<string, string> = {
+export const STATUS_WORD: Record<string, string> = {
   acquired: 'ACQUIRED',
   already_mine: 'ALREADY YOURS',
   held: 'HELD',
