@@ -717,7 +717,7 @@ function buildProgram(cli: Cli, setAnswer: (a: Answer) => void, only: string | n
   program
     .description('advisory locks and leases for AI coding agents sharing a checkout or a fleet of machines')
     .helpOption('-h, --help', 'show help')
-    .addHelpCommand(false)
+    .helpCommand('help [command]', "show a command's help (same as COMMAND --help)")
     .showSuggestionAfterError(true)
     .allowExcessArguments(false);
   for (const flag of GLOBAL_FLAGS) program.option(flag.flags, flag.description);
