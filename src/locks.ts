@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { randomBytesPooled } from './host/random.js';
 import path from 'node:path';
-import type { Backend, BackendKind, TransactOptions } from './backends/backend.js';
+import type { Backend, BackendKind, RepairReport, TransactOptions } from './backends/backend.js';
 import { MemoryStore } from './backends/memory/memory-store.js';
 import { openBackend } from './backends/open-backend.js';
 import { readConfig, type Config } from './core/config.js';
@@ -149,6 +149,11 @@ export interface Locks {
     options?: { reason?: string; ids?: readonly string[] },
   ): Promise<Outcome<BreakStatus>>;
   events(limit?: number): Promise<StoreEvent[]>;
+  /**
+   * Moves damage in the store aside (kept, timestamped) and goes on with what can be read: only
+   * when a person asks. A store without damage is left as it is (`damage` empty).
+   */
+  repair(): Promise<RepairReport>;
   close(): Promise<void>;
 }
 
@@ -609,6 +614,9 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
     },
     events(limit = 50) {
       return backend.events(limit);
+    },
+    async repair() {
+      return backend.repair ? backend.repair() : { damage: [], keptAt: [], locksKept: 0 };
     },
     close() {
       return backend.close();

@@ -230,6 +230,14 @@ export const COMMANDS: readonly CommandSpec[] = [
     fail: ['findings'],
   },
   {
+    name: 'repair',
+    args: '',
+    summary: 'move damage in the store aside (kept, timestamped) and go on with what can be read',
+    flags: [],
+    ok: ['repaired', 'clean'],
+    fail: [],
+  },
+  {
     name: 'init',
     args: '',
     summary: 'create the store and record its backend (and Redis server)',

@@ -684,6 +684,33 @@ async function eventLog(cli: Cli): Promise<Answer> {
   return { ...plain('log', 'listed', text, { events }), message: `${events.length} events` };
 }
 
+async function repair(cli: Cli): Promise<Answer> {
+  const locks = await cli.open();
+  const report = await locks.repair();
+  const where = `${locks.backend.kind} store ${locks.backend.location}`;
+  if (report.damage.length === 0) {
+    return plain(
+      'repair',
+      'clean',
+      [`CLEAN ${where}: nothing to repair (${report.locksKept} locks readable)`],
+      { repair: report },
+      'nothing to repair',
+    );
+  }
+  return plain(
+    'repair',
+    'repaired',
+    [
+      `REPAIRED ${where}: ${report.locksKept} readable locks kept`,
+      ...report.damage.map((line) => `  damage: ${line}`),
+      ...report.keptAt.map((at) => `  kept aside: ${at}`),
+      `next: ${cli.cmd('list')} shows what the store holds now`,
+    ],
+    { repair: report },
+    `repaired: ${report.damage.join('; ')}`,
+  );
+}
+
 async function init(cli: Cli, o: { redisUrl?: string }): Promise<Answer> {
   const locks = await cli.open(o.redisUrl === undefined ? {} : { redisUrl: o.redisUrl });
   // Opening decides nothing; one read makes sure the store (a Redis server, say) really answers.
@@ -774,6 +801,7 @@ function buildProgram(cli: Cli, setAnswer: (a: Answer) => void, only: string | n
     ),
   );
   sub('init').action(act((o) => init(cli, o)));
+  sub('repair').action(act(() => repair(cli)));
   // Integrations load only when used: the MCP SDK and friends stay out of every other command's start-up.
   sub('mcp').action(act(async () => (await import('../mcp/server.js')).mcpCommand(cli)));
   sub('skill').action(

@@ -86,6 +86,21 @@ describe('alock doctor on the file store', () => {
     expect(readFileSync(log, 'utf8')).toContain('garbage that is no record\n');
   });
 
+  it('reports a log overwritten whole with the repair that moves it aside, and keeps its bytes', async () => {
+    const r = fresh();
+    await r.run(['acquire', '@deploy']);
+    const log = path.join(r.store, 'locks.log');
+    const foreign = Buffer.from([0, 1, 0x66, 0x6f, 0x72, 0x65, 0x69, 0x67, 0x6e, 10]);
+    writeFileSync(log, foreign);
+    const doc = await r.doctor();
+    expect(doc.code).toBe(1);
+    const found = byCode(doc.checks, 'store_unreadable');
+    expect(found).toMatchObject({ area: 'store', level: 'problem' });
+    expect(found?.message).toContain(log);
+    expect(found?.fix).toMatch(/alock repair/);
+    expect(readFileSync(log)).toEqual(foreign);
+  });
+
   it('finds a tracked file left read-only with no lock, and not the files a live lock froze', async () => {
     const r = fresh(['src/a.ts', 'src/b.ts', 'README.md']);
     const frozen = await r.run(['acquire', 'src/a.ts', '--enforce']);

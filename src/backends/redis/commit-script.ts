@@ -113,6 +113,11 @@ end
 -- gets a new epoch, so that every cached snapshot is known to be stale.
 local m = redis.call('HMGET', store, '#epoch', '#version', '#fence', '#watch')
 local epoch, version, fence = m[1], m[2], m[3]
+-- Metadata that cannot be read fails closed: nothing is decided over it, and nothing is rewritten
+-- (the client says so and names REPAIR_LUA, which keeps the damage aside when asked).
+if epoch and not (tonumber(version) and tonumber(fence)) then
+  return {'damaged', tonumber(version) and '#fence' or '#version'}
+end
 if not epoch then
   epoch, version, fence = micros, '0', '0'
   redis.call('HSET', store, '#epoch', epoch, '#version', '0', '#fence', '0', '#tomb_v', '0')
@@ -398,4 +403,32 @@ if until_ms > tonumber(redis.call('HGET', KEYS[1], '#watch') or '0') then
   redis.call('HSET', KEYS[1], '#watch', string.format('%.0f', until_ms))
 end
 return 1
+`;
+
+/**
+ * `alock repair`: moves the fields the client found unreadable (ARGV: field, value as read, ...)
+ * from the store hash into a hash of damage (KEYS[3], kept), each only while it still holds the
+ * value the client judged, so that a record a commit rewrote meanwhile stays. Then every metadata
+ * field but the tombstones goes and the changes list is emptied: the next commit starts a new epoch
+ * (every cached snapshot resyncs), and fences go on from the server's clock, above all granted
+ * before. Answers how many fields moved.
+ */
+export const REPAIR_LUA = `
+local store, changes, aside = KEYS[1], KEYS[2], KEYS[3]
+local moved, meta = 0, false
+for k = 1, #ARGV, 2 do
+  local field, value = ARGV[k], ARGV[k + 1]
+  if redis.call('HGET', store, field) == value then
+    redis.call('HSET', aside, field, value)
+    redis.call('HDEL', store, field)
+    moved = moved + 1
+    if string.byte(field, 1) == 35 then meta = true end
+  end
+end
+if moved > 0 then
+  -- A new epoch at the next commit: every cached snapshot, which may hold what moved, resyncs.
+  redis.call('HDEL', store, '#epoch', '#version', '#fence', '#tomb_v')
+  redis.call('DEL', changes)
+end
+return moved
 `;
