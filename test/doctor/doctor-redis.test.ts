@@ -1,4 +1,6 @@
 /** `alock doctor` on a Redis store, against a real redis-server started for the suite. */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, expect, it } from 'vitest';
 import { describeRedis, redisForSuite, startRedis } from '../redis/server.js';
@@ -47,6 +49,27 @@ describeRedis('alock doctor on a Redis store', () => {
       expect(found?.fix).toMatch(/^CONFIG SET maxmemory-policy noeviction/);
     } finally {
       await admin.config('SET', 'maxmemory-policy', 'noeviction');
+      admin.disconnect();
+    }
+  });
+
+  it('reports damaged store metadata as a finding with its repair, and leaves the damage there', async () => {
+    const r = await redisRepo(server().url);
+    const marker = JSON.parse(readFileSync(path.join(r.store, 'backend.json'), 'utf8')) as {
+      redis: { prefix: string };
+    };
+    const key = `{${marker.redis.prefix}}:store`;
+    const admin = new Redis(server().port, '127.0.0.1');
+    try {
+      await admin.hset(key, '#fence', 'garbage');
+      const doc = await r.doctor();
+      expect(doc.code).toBe(1);
+      const found = byCode(doc.checks, 'store_unreadable');
+      expect(found).toMatchObject({ area: 'store', level: 'problem' });
+      expect(found?.fix).toMatch(/repair/);
+      expect(await admin.hget(key, '#fence')).toBe('garbage');
+    } finally {
+      await admin.del(key);
       admin.disconnect();
     }
   });
