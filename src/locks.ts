@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { Backend, BackendKind, RepairReport, TransactOptions } from './backends/backend.js';
 import { MemoryStore } from './backends/memory/memory-store.js';
 import { openBackend } from './backends/open-backend.js';
-import { readConfig, type Config } from './core/config.js';
+import { readConfig, REDIS_PREFIX, type Config } from './core/config.js';
 import {
   type AcquireStatus,
   type BreakStatus,
@@ -50,7 +50,7 @@ import { parseRedisUrl, RedisUrlError } from './core/redis-url.js';
 import { parseScope } from './core/scope.js';
 import { ancestorChain, hostName, processAlive, startStamp } from './host/process.js';
 import { filesToFreeze, freeze as freezeFiles, thaw } from './host/freeze.js';
-import { findTree, fsProbe, storeDirFor } from './host/tree.js';
+import { findTree, fsProbe, repositoryPrefix, storeDirFor } from './host/tree.js';
 
 export interface OpenLocksOptions {
   /** The folder relative scopes start from; its git worktree is the tree. Default: the current folder. */
@@ -65,6 +65,11 @@ export interface OpenLocksOptions {
   backend?: BackendKind | Backend;
   /** The Redis server (`redis://` or `rediss://`). Default: AGENT_LOCK_REDIS_URL, else REDIS_URL, else the marker's. */
   redisUrl?: string;
+  /**
+   * Key prefix of a Redis store (its namespace): set it to share one namespace across repositories.
+   * Default: AGENT_LOCK_REDIS_PREFIX, else the store's marker, else one derived from the repository.
+   */
+  redisPrefix?: string;
   /** Who is asking. Default: from the environment and the process tree (this process holds). */
   identity?: Identity | { agentId: string; parentAgentId?: string | null; holder?: Holder };
   /** Epoch milliseconds; injectable for tests. */
@@ -281,7 +286,9 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
       now: clock ?? Date.now,
       redisUrl: options.redisUrl === undefined ? config.redisUrl : checkedRedisUrl(options.redisUrl),
       redisUrlGiven: options.redisUrl !== undefined,
-      redisPrefix: config.redisPrefix,
+      redisPrefix:
+        options.redisPrefix === undefined ? config.redisPrefix : checkedPrefix(options.redisPrefix),
+      repositoryPrefix: () => repositoryPrefix(treeInfo, config.tree),
       redisTimeoutMs: config.redisTimeoutMs,
       redisProbe: config.redisProbe,
       staleMs: config.staleMs,
@@ -623,4 +630,13 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
     },
   };
   return api;
+}
+
+function checkedPrefix(prefix: string): string {
+  if (!REDIS_PREFIX.test(prefix)) {
+    throw new AgentLockError('E_USAGE', `the Redis namespace ${JSON.stringify(prefix)} is not valid`, {
+      hint: 'use 1 to 64 letters, digits or . _ : / -',
+    });
+  }
+  return prefix;
 }

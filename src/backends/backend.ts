@@ -40,6 +40,8 @@ export interface Backend {
   readonly kind: BackendKind;
   /** Where the store is, for messages: a folder, or a URL without its password. */
   readonly location: string;
+  /** Redis: the key prefix (namespace) of this store on its server; others share the server. */
+  readonly namespace?: string;
   /**
    * `now` is the store's clock (the server's for Redis). `clock` replaces it, for tests that move
    * time by hand; a Redis store then trusts the caller's clock instead of checking it.

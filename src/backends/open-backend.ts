@@ -40,13 +40,14 @@ export interface OpenBackendOptions {
    *  is recorded in the marker. One from the environment never is (it is kept out of the file). */
   readonly redisUrlGiven?: boolean;
   readonly redisPrefix: string | null;
+  /** The prefix a new Redis store takes when none is set: the repository's own (tree.ts). */
+  readonly repositoryPrefix: () => string;
   readonly redisTimeoutMs: number;
   readonly redisProbe: { readonly host: string; readonly port: number } | null;
   readonly staleMs: number;
 }
 
 const MARKER = 'backend.json';
-export const DEFAULT_PREFIX = 'agent-lock';
 const PROBE_MS = 150;
 
 export function readMarker(storeDir: string): Marker | null {
@@ -179,8 +180,12 @@ export async function openBackend(options: OpenBackendOptions): Promise<Backend>
       : {
           backend,
           redis: {
-            url: redisUrl(options.redisUrl, marker?.redis?.url) ?? probed ?? 'redis://127.0.0.1:6379',
-            prefix: options.redisPrefix ?? marker?.redis?.prefix ?? DEFAULT_PREFIX,
+            // Asked for Redis with no URL anywhere: the server the probe would look for.
+            url:
+              redisUrl(options.redisUrl, marker?.redis?.url) ??
+              probed ??
+              `redis://${options.redisProbe?.host ?? '127.0.0.1'}:${options.redisProbe?.port ?? 6379}`,
+            prefix: options.redisPrefix ?? marker?.redis?.prefix ?? options.repositoryPrefix(),
           },
         };
 

@@ -246,6 +246,10 @@ export const COMMANDS: readonly CommandSpec[] = [
         flags: '--redis-url <url>',
         description: 'the Redis server of a redis store (redis:// or rediss://)',
       },
+      {
+        flags: '--shared <name>',
+        description: "a Redis namespace shared with other repositories (default: the repository's own)",
+      },
     ],
     ok: ['initialized'],
     fail: [],

@@ -105,6 +105,11 @@ export interface Outcome<S extends string> {
   readonly status: S;
   readonly locks: Lock[];
   readonly conflicts: Lock[];
+  /**
+   * `release` of several scopes: those with no lock on exactly that scope, as normalised patterns
+   * (the released ones are in `locks`, the refused ones' locks in `conflicts`).
+   */
+  readonly notFound?: readonly string[];
 }
 
 export type AcquireStatus = 'acquired' | 'already_mine' | 'held' | 'parent_scope' | 'interrupted' | 'timeout';
@@ -651,8 +656,13 @@ export function decideAcquire(
   }
   if (found.covering.every((record) => record !== undefined)) {
     const touched = new Map<string, LockRecord>();
+    const ttl = req.ttlSeconds;
     for (const record of found.covering) {
-      if (record && !touched.has(record.id)) touched.set(record.id, { ...record, updated_at: ctx.now });
+      if (!record || touched.has(record.id)) continue;
+      // A TTL asked again is the lease wanted from now on: asking for 600 s must not leave 10 s.
+      const lease =
+        ttl === null || ttl === undefined ? {} : { ttl_seconds: ttl, expires_at: ctx.now + ttl * 1000 };
+      touched.set(record.id, { ...record, updated_at: ctx.now, ...lease });
     }
     for (const record of touched.values()) d.put(record);
     return d.done(
@@ -896,7 +906,7 @@ export function decideRelease(
   }
   const released: LockRecord[] = [];
   const refused: LockRecord[] = [];
-  let missing = false;
+  const missing: string[] = [];
   for (const target of req.targets) {
     const candidates = d.live().filter((r) => r.status !== 'waiting' && sameScope(r, target));
     const owned = candidates.filter((r) => owns(r, ctx.caller, tokenHash));
@@ -908,17 +918,17 @@ export function decideRelease(
     } else if (candidates.length > 0) {
       refused.push(...candidates);
     } else {
-      missing = true;
+      missing.push(target.scope.pattern);
     }
   }
-  const status: ReleaseStatus = refused.length > 0 ? 'refused' : missing ? 'not_found' : 'released';
-  return d.done(
-    outcome(
-      status,
-      released.map((r) => d.view(r)),
-      refused.map((r) => d.view(r)),
-    ),
+  const status: ReleaseStatus =
+    refused.length > 0 ? 'refused' : missing.length > 0 ? 'not_found' : 'released';
+  const answer = outcome(
+    status,
+    released.map((r) => d.view(r)),
+    refused.map((r) => d.view(r)),
   );
+  return d.done(missing.length > 0 ? { ...answer, notFound: missing } : answer);
 }
 
 export function decideRenew(

@@ -25,7 +25,7 @@ export function identityFindings(id: Identity): Finding[] {
         'identity',
         'parent_inferred',
         `parent ${id.parentAgentId} was inferred (the id this process has without AGENT_ID): its locks do not block you, and yours block it`,
-        'if you are no sub-agent of it, set AGENT_PARENT_ID to the parent you mean',
+        'if you are no sub-agent of it, set AGENT_PARENT_ID to the parent you mean, or AGENT_PARENT_ID=none for no parent',
       ),
     );
   } else if (id.parentAgentId !== null) {

@@ -114,3 +114,64 @@ export const fsProbe: PathProbe = {
   },
   isDirectory: isDir,
 };
+
+/**
+ * The origin remote of a repository, normalised so that every clone of it agrees whatever the
+ * protocol or user: `git@github.com:Org/Repo.git` and `https://u@github.com/Org/Repo` are both
+ * `github.com/Org/Repo`. Read from the common dir's `config` file (no git process). Null without one.
+ */
+export function originOf(gitCommonDir: string): string | null {
+  let text: string;
+  try {
+    text = readFileSync(path.join(gitCommonDir, 'config'), 'utf8');
+  } catch {
+    return null;
+  }
+  let inOrigin = false;
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (line.startsWith('[')) inOrigin = /^\[remote\s+"origin"\]$/.test(line);
+    else if (inOrigin) {
+      const match = /^url\s*=\s*(.+)$/.exec(line);
+      if (match?.[1]) return normaliseRemote(match[1].trim().replace(/^"|"$/g, ''));
+    }
+  }
+  return null;
+}
+
+function normaliseRemote(url: string): string {
+  let rest = url.replace(/^[a-z+]+:\/\//i, '');
+  // scp-like `user@host:path`, and the user part of URLs.
+  rest = rest.replace(/^[^@/]*@/, '');
+  const scp = /^([^/:]+):(?!\d+\/)(.*)$/.exec(rest);
+  if (scp) rest = `${scp[1]}/${scp[2]}`;
+  const [host = '', ...parts] = rest.split('/');
+  const tail = parts
+    .join('/')
+    .replace(/\/+$/, '')
+    .replace(/\.git$/, '');
+  return `${host.toLowerCase().replace(/:\d+$/, '')}/${tail}`;
+}
+
+/**
+ * The Redis key prefix a new store of this repository takes: its own namespace, so that two
+ * unrelated repositories that find one server never see each other's locks. Derived from what every
+ * clone of the repository shares: its origin; else AGENT_LOCK_TREE (the name clones set to share
+ * paths); else the repository's common dir (all its worktrees), else the tree.
+ */
+export function repositoryPrefix(tree: TreeInfo, treeName: string | null): string {
+  const origin = tree.gitCommonDir === null ? null : originOf(tree.gitCommonDir);
+  const identity = origin ?? (treeName !== null ? `tree:${treeName}` : (tree.gitCommonDir ?? tree.root));
+  const name =
+    (
+      origin ??
+      treeName ??
+      path.basename(tree.gitCommonDir === null ? tree.root : path.dirname(tree.gitCommonDir))
+    )
+      .split('/')
+      .filter(Boolean)
+      .at(-1) ?? 'repo';
+  const slug = name.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 32) || 'repo';
+  const digest = createHash('sha256').update(identity).digest('hex').slice(0, 10);
+  return `agent-lock:${slug}-${digest}`;
+}

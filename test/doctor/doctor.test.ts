@@ -161,6 +161,9 @@ describe('alock doctor on the file store', () => {
     const named = await r.doctor({ AGENT_ID: 'worker', AGENT_PARENT_ID: 'lead' });
     expect(byCode(named.checks, 'parent_inferred')).toBeUndefined();
     expect(byCode(named.checks, 'parent')?.message).toBe('parent lead (from AGENT_PARENT_ID)');
+    const none = await r.doctor({ AGENT_ID: 'worker', AGENT_PARENT_ID: 'none' });
+    expect(byCode(none.checks, 'parent_inferred')).toBeUndefined();
+    expect(byCode(none.checks, 'parent')).toBeUndefined();
   });
 
   it('reports a bad setting as a finding naming the variable (exit 1, not an error)', async () => {

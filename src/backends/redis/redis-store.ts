@@ -132,6 +132,7 @@ export class RedisStore implements Backend {
   readonly kind = 'redis' as const;
   readonly location: string;
   readonly prefix: string;
+  readonly namespace: string;
   private readonly target: RedisTarget;
   private readonly keys: string[];
   private readonly channel: string;
@@ -162,6 +163,7 @@ export class RedisStore implements Backend {
     this.target = parseRedisUrl(options.url);
     this.location = this.target.display;
     this.prefix = options.prefix;
+    this.namespace = options.prefix;
     const tag = `{${options.prefix}}`;
     this.keys = [`${tag}:store`, `${tag}:changes`, `${tag}:events`];
     this.channel = `${tag}:changed`;
