@@ -38,7 +38,7 @@ repo="$work/repo"
 mkdir -p "$repo/src"
 git -C "$repo" init -q
 run() {
-  (cd "$repo" && env -i PATH="$PATH" HOME="$work/home" AGENT_ID=quickstart AGENT_LOCK_BACKEND=file \
+  (cd "$repo" && env -i PATH="$PATH" HOME="$work/home" AGENT_ID=quickstart AGENT_PARENT_ID=none AGENT_LOCK_BACKEND=file \
     AGENT_LOCK_REDIS_PROBE=off "$alock" "$@")
 }
 [ "$(run --version)" = "$version" ] || fail "alock --version is not $version"
