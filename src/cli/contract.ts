@@ -150,7 +150,22 @@ export const COMMANDS: readonly CommandSpec[] = [
     ok: ['identified'],
     fail: [],
   },
-  { name: 'version', args: '', summary: 'print the version', flags: [], ok: ['version'], fail: [] },
+  {
+    name: 'version',
+    args: '',
+    summary: 'print the version (also --version, -V)',
+    flags: [],
+    ok: ['version'],
+    fail: [],
+  },
+  {
+    name: 'help',
+    args: '[command]',
+    summary: "show the program's help, or a command's (same as COMMAND --help)",
+    flags: [],
+    ok: ['help'],
+    fail: [],
+  },
   {
     name: 'contract',
     args: '',
@@ -205,6 +220,14 @@ export const COMMANDS: readonly CommandSpec[] = [
     flags: [],
     ok: ['clear', 'warned'],
     fail: ['held'],
+  },
+  {
+    name: 'doctor',
+    args: '',
+    summary: 'check the settings, store, backend, identity, hooks and frozen files, and say how to fix each',
+    flags: [],
+    ok: ['healthy'],
+    fail: ['findings'],
   },
   {
     name: 'repair',

@@ -16,6 +16,7 @@ import { ancestorChain, hostName } from '../host/process.js';
 import { type Locks, openLocks } from '../locks.js';
 import type { Answer, CliContext } from './answer.js';
 import { completionScript } from './completion.js';
+import { conventionalArgv } from './conventions.js';
 import { envelope, errorAnswer } from './envelope.js';
 import { COMMANDS, contractDocument, exitCodeFor, GLOBAL_FLAGS } from './contract.js';
 import { lockLines, paint, quoteArg, type Style } from './render.js';
@@ -65,7 +66,7 @@ interface GlobalOptions {
   backend?: string;
 }
 
-const STATUS_WORD: Record<string, string> = {
+export const STATUS_WORD: Record<string, string> = {
   acquired: 'ACQUIRED',
   already_mine: 'ALREADY YOURS',
   held: 'HELD',
@@ -786,7 +787,7 @@ function buildProgram(cli: Cli, setAnswer: (a: Answer) => void, only: string | n
   program
     .description('advisory locks and leases for AI coding agents sharing a checkout or a fleet of machines')
     .helpOption('-h, --help', 'show help')
-    .addHelpCommand(false)
+    .helpCommand('help [command]', "show a command's help (same as COMMAND --help)")
     .showSuggestionAfterError(true)
     .allowExcessArguments(false);
   for (const flag of GLOBAL_FLAGS) program.option(flag.flags, flag.description);
@@ -852,6 +853,7 @@ function buildProgram(cli: Cli, setAnswer: (a: Answer) => void, only: string | n
   sub('hooks').action(
     act(async (action: string, o) => (await import('../integrations/hooks.js')).hooksCommand(cli, action, o)),
   );
+  sub('doctor').action(act(async () => (await import('../doctor/doctor.js')).doctorCommand(cli)));
   sub('guard').action(
     act(async (hook: string) => (await import('../integrations/git-guard.js')).guardCommand(cli, hook)),
   );
@@ -882,7 +884,7 @@ export async function runCli(fullArgv: readonly string[], io: CliIo): Promise<nu
       argv = fullArgv.slice(0, split);
     }
   }
-  argv = rewriteBareWait(argv);
+  argv = rewriteBareWait(conventionalArgv(argv));
   const wantsJson = argv.includes('--json');
   let program: Command | null = null;
   const cli = new Cli(io, () => (program?.opts() ?? {}) as GlobalOptions);

@@ -710,6 +710,8 @@ describe('whoami, version, contract, completion, init', () => {
         'log',
         'whoami',
         'version',
+        'help',
+        'doctor',
         'contract',
         'completion',
         'init',
