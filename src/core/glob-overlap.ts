@@ -1,3 +1,16 @@
+import {
+  ANY,
+  type CharSet,
+  DOT,
+  has,
+  intersect,
+  NOT_SLASH,
+  normalise,
+  ordinaryMember,
+  SLASH,
+  single,
+} from './char-set.js';
+
 /**
  * Exact glob-versus-glob overlap: may some path match both globs? Each glob is compiled to a
  * nondeterministic automaton over the UTF-16 code units of a path (as picomatch's regexes read
@@ -13,13 +26,6 @@
  *
  * Pure and bounded: past `limit` product states the answer is "overlap" (the safe side).
  */
-
-/** A set of UTF-16 code units: the listed ranges, or (negated) everything but them. */
-interface CharSet {
-  readonly negated: boolean;
-  /** Sorted, disjoint, inclusive. */
-  readonly ranges: readonly (readonly [number, number])[];
-}
 
 interface Edge {
   readonly set: CharSet;
@@ -48,12 +54,6 @@ export interface GlobOverlap {
 }
 
 export const OVERLAP_STATE_LIMIT = 10_000;
-
-const SLASH = 47;
-const DOT = 46;
-const ANY: CharSet = { negated: true, ranges: [] };
-const NOT_SLASH: CharSet = { negated: true, ranges: [[SLASH, SLASH]] };
-const single = (unit: number): CharSet => ({ negated: false, ranges: [[unit, unit]] });
 
 /** Raised while compiling a construct this compiler only over-approximates. */
 class Approximate extends Error {}
@@ -364,17 +364,6 @@ class RestParser {
   }
 }
 
-function normalise(negated: boolean, ranges: [number, number][]): CharSet {
-  const sorted = [...ranges].sort((x, y) => x[0] - y[0]);
-  const merged: [number, number][] = [];
-  for (const range of sorted) {
-    const last = merged[merged.length - 1];
-    if (last !== undefined && range[0] <= last[1] + 1) last[1] = Math.max(last[1], range[1]);
-    else merged.push([range[0], range[1]]);
-  }
-  return { negated, ranges: merged };
-}
-
 function closure(eps: readonly (readonly number[])[], from: number): Set<number> {
   const seen = new Set([from]);
   const todo = [from];
@@ -387,53 +376,6 @@ function closure(eps: readonly (readonly number[])[], from: number): Set<number>
     }
   }
   return seen;
-}
-
-// ---- Sets of code units ----
-
-function intersect(x: CharSet, y: CharSet): CharSet {
-  if (x.negated && y.negated) return normalise(true, [...x.ranges, ...y.ranges] as [number, number][]);
-  if (x.negated) return intersect(y, x);
-  const out: [number, number][] = [];
-  for (const [lo, hi] of x.ranges) {
-    if (!y.negated) {
-      for (const [a, z] of y.ranges)
-        if (Math.max(lo, a) <= Math.min(hi, z)) out.push([Math.max(lo, a), Math.min(hi, z)]);
-      continue;
-    }
-    // x's range less y's excluded ranges.
-    let from = lo;
-    for (const [a, z] of y.ranges) {
-      if (z < from || a > hi) continue;
-      if (a > from) out.push([from, a - 1]);
-      from = Math.max(from, z + 1);
-    }
-    if (from <= hi) out.push([from, hi]);
-  }
-  return { negated: false, ranges: out };
-}
-
-function has(set: CharSet, unit: number): boolean {
-  const inside = set.ranges.some(([lo, hi]) => lo <= unit && unit <= hi);
-  return set.negated ? !inside : inside;
-}
-
-// Witness characters people read easily come first.
-const PREFERRED = 'abcdefghijklmnopqrstuvwxyz0123456789_-ABCDEFGHIJKLMNOPQRSTUVWXYZ';
-
-/** A member of `set` other than `/` and `.`, if any. */
-function ordinaryMember(set: CharSet): number | undefined {
-  for (let k = 0; k < PREFERRED.length; k++)
-    if (has(set, PREFERRED.charCodeAt(k))) return PREFERRED.charCodeAt(k);
-  if (set.negated) {
-    for (let unit = 0x20; unit <= 0xffff; unit++)
-      if (unit !== SLASH && unit !== DOT && has(set, unit)) return unit;
-    return undefined;
-  }
-  for (const [lo, hi] of set.ranges) {
-    for (let unit = lo; unit <= hi; unit++) if (unit !== SLASH && unit !== DOT) return unit;
-  }
-  return undefined;
 }
 
 // ---- The product search ----
