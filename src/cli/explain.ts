@@ -84,10 +84,12 @@ function why(found: OverlapExplanation, a: Scope, b: Scope): string {
     }
     case 'fixed_parts_disjoint':
       return `every path of one starts with ${fixed(a)}, of the other with ${fixed(b)}: they part ways`;
+    case 'endings_differ':
+      return 'they end differently (the literal text after the last wildcard): no path can match both';
     case 'common_path':
       return found.witness ? `both match ${found.witness}` : 'some path matches both';
     case 'no_common_path':
-      return 'no path can match both (their patterns part ways after the common fixed part)';
+      return 'no path can match both (checked character by character, with every wildcard)';
     case 'too_complex':
       return `too complex to decide within ${OVERLAP_STATE_LIMIT} states: counted as a conflict, the safe side`;
   }
