@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type picomatchType from 'picomatch';
 import { AgentLockError } from './errors.js';
-import { automataOverlap, globAutomaton } from './glob-overlap.js';
+import { globsOverlap } from './glob-overlap.js';
 
 /** A file, folder or glob inside one tree, normalised relative to the tree root. */
 export interface PathScope {
@@ -181,33 +181,7 @@ export function scopesOverlap(a: Scope, b: Scope): boolean {
   if (!a.glob && !b.glob) return false;
   if (!a.glob) return globMatches(b, a.pattern);
   if (!b.glob) return globMatches(a, b.pattern);
-  if (!fixedPartsOverlap(a, b) || !suffixesAgree(a, b)) return false;
-  return automataOverlap(globAutomaton(a.pattern, a.fixed), globAutomaton(b.pattern, b.fixed)).overlap;
-}
-
-/**
- * Every path a glob matches ends with the literal text after its last wildcard, within the last
- * segment (`.test.ts` for a glob ending in `*.test.ts`): two globs whose endings differ (neither ends
- * the other) share no path, and most globs agents take by file kind are told apart here at once.
- */
-function suffixesAgree(a: PathScope, b: PathScope): boolean {
-  const x = literalEnding(a.pattern);
-  const y = literalEnding(b.pattern);
-  return x.endsWith(y) || y.endsWith(x);
-}
-
-const endings = new Map<string, string>();
-function literalEnding(pattern: string): string {
-  let ending = endings.get(pattern);
-  if (ending === undefined) {
-    // Escapes and quotes change what is literal: no ending is claimed for such a glob. A `+` may be
-    // a regex quantifier to picomatch after a class or a brace, so the ending stops there too.
-    const found = /["\\]/.test(pattern) ? null : /[^*?[\]{}/+]*$/.exec(pattern);
-    ending = found?.[0] ?? '';
-    if (endings.size >= 4096) endings.clear();
-    endings.set(pattern, ending);
-  }
-  return ending;
+  return fixedPartsOverlap(a, b) && globsOverlap(a, b).overlap;
 }
 
 /** The rule glob against glob followed before exact overlap: one fixed part contains the other. */
@@ -261,8 +235,8 @@ export function explainOverlap(a: Scope, b: Scope): OverlapExplanation {
       : answer(false, 'glob_misses_path');
   }
   if (!fixedPartsOverlap(a, b)) return answer(false, 'fixed_parts_disjoint');
-  if (!suffixesAgree(a, b)) return answer(false, 'endings_differ');
-  const found = automataOverlap(globAutomaton(a.pattern, a.fixed), globAutomaton(b.pattern, b.fixed));
+  const found = globsOverlap(a, b);
+  if (found.endingsDiffer) return answer(false, 'endings_differ');
   // Identical globs conflict whatever the search says (a glob whose text is no normalised path).
   if (a.pattern === b.pattern && !found.overlap) return answer(true, 'same_path');
   if (found.bounded) return answer(true, 'too_complex', null, false);

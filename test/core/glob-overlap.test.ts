@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { automataOverlap, globAutomaton, OVERLAP_STATE_LIMIT } from '../../src/core/glob-overlap.js';
+import { globAutomaton } from '../../src/core/glob-automaton.js';
+import { automataOverlap, OVERLAP_STATE_LIMIT } from '../../src/core/glob-overlap.js';
 import {
   explainOverlap,
   globMatches,
