@@ -47,7 +47,13 @@ export function intersect(x: CharSet, y: CharSet): CharSet {
 }
 
 export function has(set: CharSet, unit: number): boolean {
-  const inside = set.ranges.some(([lo, hi]) => lo <= unit && unit <= hi);
+  let inside = false;
+  for (const range of set.ranges) {
+    if (range[0] <= unit && unit <= range[1]) {
+      inside = true;
+      break;
+    }
+  }
   return set.negated ? !inside : inside;
 }
 

@@ -1,4 +1,4 @@
-import { DOT, has, intersect, ordinaryMember, SLASH } from './char-set.js';
+import { type CharSet, DOT, has, intersect, ordinaryMember, SLASH } from './char-set.js';
 import { type Automaton, closure, type Edge, globAutomaton } from './glob-automaton.js';
 
 /**
@@ -45,9 +45,15 @@ function stepPath(state: number, unit: number): number {
 }
 
 interface Prepared {
-  /** Per state: does its ε-closure accept, and the edges leaving its closure. */
+  /** Per state: does its ε-closure accept. */
   readonly accepts: boolean[];
-  readonly moves: Edge[][];
+  /** Per state: the edges leaving its ε-closure on one character, by that character. */
+  readonly literals: Map<number, number[]>[];
+  /** The same, as arrays to walk without allocating: the characters, and their targets. */
+  readonly units: number[][];
+  readonly targets: number[][][];
+  /** Per state: the other edges leaving its ε-closure (wildcards, classes). */
+  readonly sets: Edge[][];
 }
 
 const prepared = new WeakMap<Automaton, Prepared>();
@@ -55,14 +61,25 @@ const prepared = new WeakMap<Automaton, Prepared>();
 function prepare(a: Automaton): Prepared {
   let p = prepared.get(a);
   if (p === undefined) {
-    const accepts: boolean[] = [];
-    const moves: Edge[][] = [];
+    p = { accepts: [], literals: [], units: [], targets: [], sets: [] };
     for (let s = 0; s < a.edges.length; s++) {
       const reach = closure(a.eps, s);
-      accepts.push(reach.has(a.accept));
-      moves.push([...reach].flatMap((r) => a.edges[r]!));
+      p.accepts.push(reach.has(a.accept));
+      const literals = new Map<number, number[]>();
+      const sets: Edge[] = [];
+      for (const r of reach) {
+        for (const edge of a.edges[r]!) {
+          const unit = loneUnit(edge.set);
+          if (unit === undefined) sets.push(edge);
+          else if (!literals.get(unit)?.includes(edge.to))
+            literals.set(unit, [...(literals.get(unit) ?? []), edge.to]);
+        }
+      }
+      p.literals.push(literals);
+      p.units.push([...literals.keys()]);
+      p.targets.push([...literals.values()]);
+      p.sets.push(sets);
     }
-    p = { accepts, moves };
     prepared.set(a, p);
   }
   return p;
@@ -111,48 +128,82 @@ export function automataOverlap(a: Automaton, b: Automaton, limit = OVERLAP_STAT
   const pb = prepare(b);
   const exact = a.exact && b.exact;
   const width = pb.accepts.length * 4;
-  const key = (p: number, q: number, n: number) => p * width + q * 4 + n;
-  // Breadth first, so the witness is a shortest common path; each state records how it was reached.
-  const parent = new Map<number, { from: number; unit: number }>();
-  const queue: [number, number, number][] = [[0, 0, SEGMENT_START]];
-  parent.set(key(0, 0, SEGMENT_START), { from: -1, unit: -1 });
+  // Breadth first, so the witness is a shortest common path. A product state is one number,
+  // p * width + q * 4 + n; each remembers the state it was reached from and the code unit read.
+  const from = new Map<number, number>([[SEGMENT_START, -1]]);
+  const read = new Map<number, number>();
+  const queue: number[] = [SEGMENT_START];
+  let here = SEGMENT_START;
+  let n = SEGMENT_START;
+  /** Records a step to (tp, tq) on `unit`; true when the search must stop at the bound. */
+  const visit = (tp: number, tq: number, unit: number): boolean => {
+    const m = stepPath(n, unit);
+    if (m < 0) return false;
+    const next = tp * width + tq * 4 + m;
+    if (from.has(next)) return false;
+    if (from.size >= limit) return true;
+    from.set(next, here);
+    read.set(next, unit);
+    queue.push(next);
+    return false;
+  };
+  const bounded = (): GlobOverlap => {
+    boundedCount++;
+    return { overlap: true, witness: null, bounded: true, exact: false, states: from.size };
+  };
   for (let head = 0; head < queue.length; head++) {
-    const [p, q, n] = queue[head]!;
-    const here = key(p, q, n);
+    here = queue[head]!;
+    const p = Math.floor(here / width);
+    const q = Math.floor((here % width) / 4);
+    n = here % 4;
     if (n === ORDINARY && pa.accepts[p] && pb.accepts[q]) {
-      return { overlap: true, witness: spell(parent, here), bounded: false, exact, states: parent.size };
+      return { overlap: true, witness: spell(from, read, here), bounded: false, exact, states: from.size };
     }
-    for (const x of pa.moves[p]!) {
-      for (const y of pb.moves[q]!) {
+    // Literal edges meet by a map lookup, not pair by pair: most of a glob is literal text.
+    const unitsA = pa.units[p]!;
+    const targetsA = pa.targets[p]!;
+    const litB = pb.literals[q]!;
+    const unitsB = pb.units[q]!;
+    const targetsB = pb.targets[q]!;
+    const setsB = pb.sets[q]!;
+    for (let i = 0; i < unitsA.length; i++) {
+      const unit = unitsA[i]!;
+      const targets = targetsA[i]!;
+      const meet = litB.get(unit);
+      if (meet !== undefined)
+        for (const tq of meet) for (const tp of targets) if (visit(tp, tq, unit)) return bounded();
+      for (const y of setsB) {
+        if (has(y.set, unit)) for (const tp of targets) if (visit(tp, y.to, unit)) return bounded();
+      }
+    }
+    for (const x of pa.sets[p]!) {
+      for (let i = 0; i < unitsB.length; i++) {
+        const unit = unitsB[i]!;
+        if (has(x.set, unit)) for (const tq of targetsB[i]!) if (visit(x.to, tq, unit)) return bounded();
+      }
+      for (const y of setsB) {
+        // Only the kind of character matters to the path automaton: a slash, a dot or any other.
         const both = intersect(x.set, y.set);
         if (!both.negated && both.ranges.length === 0) continue;
-        const ordinary = ordinaryMember(both);
-        for (const unit of [SLASH, DOT, ordinary]) {
-          if (unit === undefined || (unit !== ordinary && !has(both, unit))) continue;
-          const m = stepPath(n, unit);
-          if (m < 0) continue;
-          const next = key(x.to, y.to, m);
-          if (parent.has(next)) continue;
-          if (parent.size >= limit) {
-            boundedCount++;
-            return { overlap: true, witness: null, bounded: true, exact: false, states: parent.size };
-          }
-          parent.set(next, { from: here, unit });
-          queue.push([x.to, y.to, m]);
-        }
+        if (has(both, SLASH) && visit(x.to, y.to, SLASH)) return bounded();
+        if (has(both, DOT) && visit(x.to, y.to, DOT)) return bounded();
+        const other = ordinaryMember(both);
+        if (other !== undefined && visit(x.to, y.to, other)) return bounded();
       }
     }
   }
-  return { overlap: false, witness: null, bounded: false, exact, states: parent.size };
+  return { overlap: false, witness: null, bounded: false, exact, states: from.size };
 }
 
-function spell(parent: Map<number, { from: number; unit: number }>, end: number): string {
+/** The one code unit a set holds, if it holds exactly one. */
+function loneUnit(set: CharSet): number | undefined {
+  if (set.negated || set.ranges.length !== 1) return undefined;
+  const [lo, hi] = set.ranges[0]!;
+  return lo === hi ? lo : undefined;
+}
+
+function spell(from: Map<number, number>, read: Map<number, number>, end: number): string {
   const units: number[] = [];
-  for (let at = end; ; ) {
-    const step = parent.get(at)!;
-    if (step.from === -1) break;
-    units.push(step.unit);
-    at = step.from;
-  }
+  for (let at = end; from.get(at)! !== -1; at = from.get(at)!) units.push(read.get(at)!);
   return String.fromCharCode(...units.reverse());
 }

@@ -121,7 +121,7 @@ describe('glob against glob overlap', () => {
     // The generator is worth its runs only if it meets both answers, and mostly exactly.
     expect(overlapping).toBeGreaterThan(1000);
     expect(10_000 - overlapping - inexact).toBeGreaterThan(1000);
-    expect(inexact).toBeLessThan(1000);
+    expect(inexact).toBeLessThan(2000);
   });
 });
 
