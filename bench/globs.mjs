@@ -11,11 +11,12 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const out = path.join(repo, 'bench', '.scratch', 'glob-rules');
+// Beside node_modules, so that the bundles find their dependencies, and out of the linted folders.
+const out = path.join(repo, 'node_modules', '.cache', 'agent-lock-bench');
 export const GLOB_TARGET = 1.5;
 const HELD = 1000;
 
-/** Bundles `entry` (a path under src/) as ESM into bench/.scratch, optionally with the old rule. */
+/** Bundles `entry` (a path under src/) as ESM into node_modules/.cache, optionally with the old rule. */
 async function bundle(entry, name, oldRule) {
   const outfile = path.join(out, `${name}.js`);
   mkdirSync(out, { recursive: true });
@@ -56,7 +57,7 @@ const percentile = (values, p) => {
  */
 async function decisions(lib, held, request, iterations) {
   const store = new lib.MemoryStore();
-  const dir = path.join(repo, 'bench', '.scratch', 'glob-tree');
+  const dir = path.join(out, 'tree');
   mkdirSync(path.join(dir, '.git'), { recursive: true });
   const a = await lib.openLocks({ dir, backend: store.connect(), identity: { agentId: 'A' } });
   const b = await lib.openLocks({ dir, backend: store.connect(), identity: { agentId: 'B' } });
