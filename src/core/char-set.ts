@@ -25,6 +25,10 @@ export function normalise(negated: boolean, ranges: [number, number][]): CharSet
 }
 
 export function intersect(x: CharSet, y: CharSet): CharSet {
+  // The common meetings (a wildcard with anything, a set with itself) allocate nothing.
+  if (x === y || (y.negated && y.ranges.length === 0)) return x;
+  if (x.negated && x.ranges.length === 0) return y;
+  if (x.negated && y.negated && sameRanges(x, y)) return x;
   if (x.negated && y.negated) return normalise(true, [...x.ranges, ...y.ranges] as [number, number][]);
   if (x.negated) return intersect(y, x);
   const out: [number, number][] = [];
@@ -75,4 +79,12 @@ export function ordinaryMember(set: CharSet): number | undefined {
   for (let unit = 0x20; unit <= 0xffff; unit++)
     if (unit !== SLASH && unit !== DOT && has(set, unit)) return unit;
   return undefined;
+}
+
+function sameRanges(x: CharSet, y: CharSet): boolean {
+  if (x.ranges.length !== y.ranges.length) return false;
+  for (let i = 0; i < x.ranges.length; i++) {
+    if (x.ranges[i]![0] !== y.ranges[i]![0] || x.ranges[i]![1] !== y.ranges[i]![1]) return false;
+  }
+  return true;
 }
