@@ -16,6 +16,9 @@
 //       those after the first 2500 are the "warm" figures, of long-running contenders (daemons,
 //       `alock run`), once V8 has stopped compiling on background threads, which on two cores
 //       competes with the hand-offs of fresh processes. A target passes only if both meet it.
+//   (g) glob locks (issue 21): check decisions with 1,000 glob locks held, the exact glob-vs-glob
+//       rule against a bench-only build with the fixed-part rule (bench/globs.mjs), same run;
+//       and the worst glob pair's search                  target: ratio <= 1.5
 // (d), (e) and the Redis part of (f) run against one redis-server the bench starts on a free port
 // and stops at the end; without redis-server on PATH they are reported as NOT RUN.
 // Flags: --json prints one JSON object instead of tables. BENCH_QUICK=1 is a fast smoke run.
@@ -34,6 +37,7 @@ import lockfile from 'proper-lockfile';
 import { Mutex } from 'redis-semaphore';
 import Redlock from 'redlock';
 import { openLocks } from '../dist/index.js';
+import { globSection } from './globs.mjs';
 import { redisServerVersion, startRedisServer } from './redis-server.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -1049,6 +1053,18 @@ try {
     ],
   );
 
+  const g = await globSection({ quick });
+  table(
+    `(g) check with ${g.held} glob locks held: exact rule against the fixed-part rule (memory store, p50 of ${g.iterations})`,
+    ['workload', 'exact ms', 'answer', 'fixed-part ms', 'answer', 'ratio'],
+    g.rows.map((r) => [r.workload, r.exactP50Ms, r.exactAnswer, r.fixedP50Ms, r.fixedAnswer, r.ratio]),
+    g.rows.map((r) => [`ratio ${r.workload}`, r.ratio, g.target, r.ratio <= 1.5]),
+  );
+  log(
+    `  worst glob pair: ${g.worstPair.states} product states${g.worstPair.bounded ? ' (bound hit)' : ''}, p50 ${g.worstPair.p50Ms} ms, max ${g.worstPair.maxMs} ms`,
+  );
+  log();
+
   // (d) and (e): one redis-server for both, started here and stopped in `finally` below.
   const redisVersion = redisServerVersion(redisBinary);
   const redis = { serverVersion: redisVersion, port: null, started: false, error: null };
@@ -1287,9 +1303,10 @@ try {
     redisLatencyUnderLoad: status(e),
     handoffRedis: status(f.redis),
     handoffFile: verdict(f.file.pass),
+    globs: verdict(g.pass),
   };
   log(
-    `summary: (a) ${summary.coldStart}  (b) ${summary.resourceRate}  (c) ${summary.latencyUnderLoad}  (d) ${summary.redisResourceRate}  (e) ${summary.redisLatencyUnderLoad}  (f) Redis ${summary.handoffRedis} file ${summary.handoffFile}`,
+    `summary: (a) ${summary.coldStart}  (b) ${summary.resourceRate}  (c) ${summary.latencyUnderLoad}  (d) ${summary.redisResourceRate}  (e) ${summary.redisLatencyUnderLoad}  (f) Redis ${summary.handoffRedis} file ${summary.handoffFile}  (g) ${summary.globs}`,
   );
   if (asJson) {
     const report = {
@@ -1303,6 +1320,7 @@ try {
       redisResourceRate: d,
       redisLatencyUnderLoad: e,
       handoff: f,
+      globs: g,
       summary,
     };
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

@@ -143,6 +143,14 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   { name: 'log', args: '', summary: 'recent recorded events (breaks)', flags: [], ok: ['listed'], fail: [] },
   {
+    name: 'explain',
+    args: '<scope-a> <scope-b>',
+    summary: 'whether two scopes conflict and why: a path both match, or why none can',
+    flags: [],
+    ok: ['disjoint'],
+    fail: ['conflict'],
+  },
+  {
     name: 'whoami',
     args: '',
     summary: 'your agent id, parent, holder process and store',

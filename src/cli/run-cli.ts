@@ -18,6 +18,7 @@ import type { Answer, CliContext } from './answer.js';
 import { completionScript } from './completion.js';
 import { conventionalArgv } from './conventions.js';
 import { envelope, errorAnswer } from './envelope.js';
+import { explainCommand } from './explain.js';
 import { COMMANDS, contractDocument, exitCodeFor, GLOBAL_FLAGS } from './contract.js';
 import { lockLines, paint, quoteArg, type Style } from './render.js';
 import { runCommand } from './run-command.js';
@@ -828,6 +829,7 @@ function buildProgram(cli: Cli, setAnswer: (a: Answer) => void, only: string | n
   sub('resume').action(act((scope: string) => resume(cli, scope)));
   sub('break').action(act((scopes: string[], o) => breakLocks(cli, scopes, o)));
   sub('log').action(act(() => eventLog(cli)));
+  sub('explain').action(act(async (a: string, b: string) => explainCommand(cli, a, b)));
   sub('whoami').action(act(() => whoami(cli)));
   sub('version').action(
     act(async () => plain('version', 'version', [VERSION], { version: VERSION }, VERSION)),
