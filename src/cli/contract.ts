@@ -190,7 +190,8 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'hooks',
     args: '<action>',
-    summary: 'install agent or git hooks (install), or run a hook (claude-pre-tool-use)',
+    summary:
+      'install or uninstall agent or git hooks, or run a hook: <harness>-pre-tool-use for claude, codex, gemini, cursor, opencode, copilot, cline',
     flags: [
       { flags: '--for <agent>', description: 'claude: Claude Code PreToolUse hooks' },
       { flags: '--git', description: 'a git pre-commit guard' },

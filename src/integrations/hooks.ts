@@ -19,6 +19,7 @@ import { AgentLockError } from '../core/errors.js';
 import { makeDirs } from '../host/make-dirs.js';
 import { findTree } from '../host/tree.js';
 import { claudePreToolUse, HOOKED_TOOLS } from './claude-hook.js';
+import { harnessOfAction, harnessPreToolUse } from './harness-hooks.js';
 
 const HOOK_ACTION = 'hooks claude-pre-tool-use';
 /** Ours, whichever way it was spelled (alock, agent-lock, npx, a node_modules/.bin path). */
@@ -169,6 +170,8 @@ export async function hooksCommand(
   opts: Record<string, unknown>,
 ): Promise<Answer> {
   if (action === 'claude-pre-tool-use') return claudePreToolUse(cli);
+  const harness = harnessOfAction(action);
+  if (harness !== null) return harnessPreToolUse(cli, harness);
   if (action !== 'install') {
     throw new AgentLockError('E_USAGE', `unknown hooks action ${JSON.stringify(action)}`, {
       hint: `${cli.name} hooks install --for claude, or ${cli.name} hooks install --git`,
