@@ -193,10 +193,13 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary:
       'install or uninstall agent or git hooks, or run a hook: <harness>-pre-tool-use for claude, codex, gemini, cursor, opencode, copilot, cline',
     flags: [
-      { flags: '--for <agent>', description: 'claude: Claude Code PreToolUse hooks' },
+      {
+        flags: '--for <agent>',
+        description: 'claude, codex, gemini, cursor, opencode, copilot, cline (comma-separated), or all',
+      },
       { flags: '--git', description: 'a git pre-commit guard' },
     ],
-    ok: ['installed', 'unchanged', 'allowed', 'denied'],
+    ok: ['installed', 'unchanged', 'uninstalled', 'absent', 'allowed', 'denied'],
     fail: [],
   },
   {

@@ -442,7 +442,7 @@ describe('alock hooks install --for claude', () => {
   });
 
   it('refuses an unknown agent and an unknown action', async () => {
-    expect((await sandbox.run('me', ['hooks', 'install', '--for', 'cursor'])).code).toBe(2);
+    expect((await sandbox.run('me', ['hooks', 'install', '--for', 'vscode'])).code).toBe(2);
     const r = await sandbox.run('me', ['hooks', 'frobnicate']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('unknown hooks action');
