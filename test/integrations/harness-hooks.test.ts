@@ -82,7 +82,7 @@ afterEach(() => sandbox.cleanup());
 /** The payload with the tree and the edited file filled in, as the harness names paths. */
 function fill(payload: unknown, paths: Fixture['paths'], rel = 'src/a.ts'): string {
   const file = paths === 'absolute' ? path.join(sandbox.tree, rel) : rel;
-  return JSON.stringify(payload).replaceAll('${TREE}', sandbox.tree).replaceAll('${FILE}', file);
+  return JSON.stringify(payload).replaceAll('{{TREE}}', sandbox.tree).replaceAll('{{FILE}}', file);
 }
 
 /** Runs the hook as the harness would: the payload on stdin, no AGENT_ID unless given. */

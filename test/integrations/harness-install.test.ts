@@ -197,17 +197,19 @@ describe('hooks install --for opencode', () => {
       };
       const client = { session: { get: async () => ({ data: {} }) } };
       const hooks = await mod.AgentLock({ client, directory: sandbox.tree });
-      const before = hooks['tool.execute.before']!;
+      const beforeTool = hooks['tool.execute.before']!;
       const call = (filePath: string) =>
-        before(
+        beforeTool(
           { tool: 'edit', sessionID: 'ses_plugin', callID: 'c1' },
           { args: { filePath: path.join(sandbox.tree, filePath), oldString: 'a', newString: 'b' } },
         );
-      await expect(call('src/a.ts')).rejects.toThrow(/other-agent .*holds src\/a\.ts, intent "refactor login"/);
+      await expect(call('src/a.ts')).rejects.toThrow(
+        /other-agent .*holds src\/a\.ts, intent "refactor login"/,
+      );
       await expect(call('src/free.ts')).resolves.toBeUndefined();
       // A tool that writes nothing is not even sent.
       await expect(
-        before({ tool: 'read', sessionID: 'ses_plugin', callID: 'c2' }, { args: {} }),
+        beforeTool({ tool: 'read', sessionID: 'ses_plugin', callID: 'c2' }, { args: {} }),
       ).resolves.toBe(undefined);
     } finally {
       process.env = saved;
