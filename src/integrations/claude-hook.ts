@@ -18,6 +18,7 @@ import {
   callBase,
   callerAgent,
   checkFiles,
+  checkShell,
   couldNotDecide,
   type HookAgent,
   type HookDecision,
@@ -160,10 +161,14 @@ export async function claudePreToolUse(cli: CliContext): Promise<Answer> {
     const base = callBase(cli, payload.cwd);
     if (payload.tool_name === 'Bash') {
       const command = payload.tool_input.command;
-      // A command that cannot take or check a lock needs no identity: it goes as it is.
-      if (typeof command !== 'string' || command.trim() === '' || !NEEDS_IDENTITY.test(command)) {
+      if (typeof command !== 'string' || command.trim() === '') {
         return hookAnswer('allowed', null, 'allowed: command left as is', {});
       }
+      // A command that visibly writes a file another agent holds is refused, as an Edit would be.
+      const writes = await checkShell(cli, command, base, () => hookAgent(payload, cli.io.env));
+      if (writes.kind === 'deny') return badSetting ?? claudeAnswer(writes);
+      // A command that cannot take or check a lock needs no identity: it goes as it is.
+      if (!NEEDS_IDENTITY.test(command)) return claudeAnswer(writes);
       if (badSetting) return badSetting;
       const agent = hookAgent(payload, cli.io.env);
       const rewritten = withAgentId(command, agent);

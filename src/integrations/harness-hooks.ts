@@ -15,6 +15,7 @@ import {
   callBase,
   callerAgent,
   checkFiles,
+  checkShell,
   couldNotDecide,
   type HookDecision,
 } from './hook-check.js';
@@ -27,7 +28,13 @@ export type HarnessName = (typeof HARNESSES)[number];
 type ToolCall =
   /** Not a call this hook guards (another event, a read, a search): it goes, silently. */
   | { readonly kind: 'ignore'; readonly why: string }
-  | { readonly kind: 'shell'; readonly tool: string; readonly command: string; readonly cwd?: unknown }
+  | {
+      readonly kind: 'shell';
+      readonly tool: string;
+      readonly command: string;
+      readonly cwd?: unknown;
+      readonly caller: CallerFacts;
+    }
   | {
       readonly kind: 'edit';
       readonly tool: string;
@@ -110,7 +117,7 @@ const codex: Harness = {
     const command = p.tool_input.command;
     if (p.tool_name === 'apply_patch') return patchEdit(p.tool_name, command, p.cwd, caller);
     if (p.tool_name === 'Bash' && typeof command === 'string') {
-      return { kind: 'shell', tool: p.tool_name, command, cwd: p.cwd };
+      return { kind: 'shell', caller, tool: p.tool_name, command, cwd: p.cwd };
     }
     return { kind: 'ignore', why: `${p.tool_name} is not checked` };
   },
@@ -165,7 +172,7 @@ const gemini: Harness = {
     }
     const command = p.tool_input.command;
     if (p.tool_name === 'run_shell_command' && typeof command === 'string') {
-      return { kind: 'shell', tool: p.tool_name, command, cwd: p.tool_input.dir_path ?? p.cwd };
+      return { kind: 'shell', caller, tool: p.tool_name, command, cwd: p.tool_input.dir_path ?? p.cwd };
     }
     return { kind: 'ignore', why: `${p.tool_name} is not checked` };
   },
@@ -197,9 +204,10 @@ const cursor: Harness = {
     if (!parsed.success) return { kind: 'invalid', why: firstIssue(parsed.error) };
     const p = parsed.data;
     const cwd = p.cwd ?? p.workspace_roots?.[0];
+    const caller = { harness: 'cursor', sessionId: p.conversation_id };
     if (p.hook_event_name === 'beforeShellExecution') {
       if (p.command === undefined) return { kind: 'invalid', why: 'beforeShellExecution names no command' };
-      return { kind: 'shell', tool: 'Shell', command: p.command, cwd };
+      return { kind: 'shell', caller, tool: 'Shell', command: p.command, cwd };
     }
     if (p.hook_event_name !== 'preToolUse')
       return { kind: 'ignore', why: `${p.hook_event_name} is not handled` };
@@ -214,7 +222,6 @@ const cursor: Harness = {
       }
     }
     const fields = isObject(input) ? input : {};
-    const caller = { harness: 'cursor', sessionId: p.conversation_id };
     if (CURSOR_EDITS.has(tool)) {
       return edit(
         tool,
@@ -225,7 +232,7 @@ const cursor: Harness = {
       );
     }
     if (tool === 'Shell' && typeof fields.command === 'string') {
-      return { kind: 'shell', tool, command: fields.command, cwd: fields.working_directory ?? cwd };
+      return { kind: 'shell', caller, tool, command: fields.command, cwd: fields.working_directory ?? cwd };
     }
     return { kind: 'ignore', why: `${tool || 'a tool without a name'} is not checked` };
   },
@@ -270,7 +277,13 @@ const opencode: Harness = {
       return patchEdit(p.tool, p.args.patchText, p.directory, caller);
     }
     if (p.tool === 'bash' && typeof p.args.command === 'string') {
-      return { kind: 'shell', tool: p.tool, command: p.args.command, cwd: p.args.workdir ?? p.directory };
+      return {
+        kind: 'shell',
+        caller,
+        tool: p.tool,
+        command: p.args.command,
+        cwd: p.args.workdir ?? p.directory,
+      };
     }
     return { kind: 'ignore', why: `${p.tool} is not checked` };
   },
@@ -312,7 +325,7 @@ const copilot: Harness = {
     if (COPILOT_EDITS.has(p.toolName))
       return edit(p.toolName, fileField(fields, ['path']), p.cwd, caller, 'path');
     if (p.toolName === 'bash' && typeof fields.command === 'string') {
-      return { kind: 'shell', tool: p.toolName, command: fields.command, cwd: p.cwd };
+      return { kind: 'shell', caller, tool: p.toolName, command: fields.command, cwd: p.cwd };
     }
     return { kind: 'ignore', why: `${p.toolName} is not checked` };
   },
@@ -351,7 +364,7 @@ const cline: Harness = {
     if (CLINE_EDITS.has(toolName))
       return edit(toolName, fileField(parameters, ['path']), cwd, caller, 'path');
     if (toolName === 'execute_command' && typeof parameters.command === 'string') {
-      return { kind: 'shell', tool: toolName, command: parameters.command, cwd };
+      return { kind: 'shell', caller, tool: toolName, command: parameters.command, cwd };
     }
     return { kind: 'ignore', why: `${toolName} is not checked` };
   },
@@ -407,16 +420,23 @@ export async function harnessPreToolUse(cli: CliContext, name: HarnessName): Pro
     );
   }
   if (call.kind === 'ignore') return answer(harness, allow(`allowed: ${call.why}`));
-  if (call.kind === 'shell') return answer(harness, allow(`allowed: ${call.tool} command not checked`));
   // A bad value is an error, never a silent default: every edit is refused until it is fixed.
   const bad = badSettingDecision(env);
-  if (bad !== null) return answer(harness, bad);
+  if (bad !== null && call.kind === 'edit') return answer(harness, bad);
   try {
-    const agent = callerAgent(call.caller, env, () => {
-      const own = cli.identity();
-      return { agentId: own.agentId, parentAgentId: own.parentAgentId };
-    });
-    return answer(harness, await checkFiles(cli, call.files, agent, callBase(cli, call.cwd)));
+    const agent = () =>
+      callerAgent(call.caller, env, () => {
+        const own = cli.identity();
+        return { agentId: own.agentId, parentAgentId: own.parentAgentId };
+      });
+    const base = callBase(cli, call.cwd);
+    if (call.kind === 'shell') {
+      const decision = await checkShell(cli, call.command, base, agent);
+      // Only a command that writes a file is decided: `ls` goes, whatever the setting.
+      if (bad !== null && decision.kind === 'deny') return answer(harness, bad);
+      return answer(harness, decision);
+    }
+    return answer(harness, await checkFiles(cli, call.files, agent(), base));
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
     return answer(harness, couldNotDecide(env, why));

@@ -12,6 +12,7 @@ import { sessionAgentId, validateAgentId } from '../core/identity.js';
 import type { Lock } from '../core/lock.js';
 import { findTree } from '../host/tree.js';
 import { openLocks } from '../locks.js';
+import { shellWrites } from './shell-writes.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -266,4 +267,46 @@ async function checkFileIn(
   } finally {
     await locks.close().catch(() => {});
   }
+}
+
+function unparsedSetting(env: Env): OnError | { invalid: string } {
+  const value = nonEmpty(env.AGENT_LOCK_HOOK_SHELL_UNPARSED);
+  if (value === undefined) return 'allow';
+  if (value === 'allow' || value === 'deny') return value;
+  return { invalid: value };
+}
+
+/**
+ * A shell command: refused when it visibly writes a file another agent holds (shell-writes.ts). A
+ * command the shell grammar cannot read goes through with a note, unless
+ * AGENT_LOCK_HOOK_SHELL_UNPARSED=deny. `agent` is asked only when there is a file to check.
+ */
+export async function checkShell(
+  cli: CliContext,
+  command: string,
+  base: string,
+  agent: () => HookAgent,
+): Promise<HookDecision> {
+  const writes = await shellWrites(command, base, isDirectory);
+  if (writes.kind === 'none') return allow('allowed: the command writes no file');
+  if (writes.kind === 'unparsed') {
+    const setting = unparsedSetting(cli.io.env);
+    if (typeof setting === 'object') {
+      return deny(
+        `agent-lock: AGENT_LOCK_HOOK_SHELL_UNPARSED must be allow or deny (got ${JSON.stringify(setting.invalid)}); fix or unset it`,
+        { error: 'AGENT_LOCK_HOOK_SHELL_UNPARSED' },
+      );
+    }
+    if (setting === 'deny') {
+      return deny(
+        'agent-lock could not parse this shell command, so it cannot tell which files it writes; refused because AGENT_LOCK_HOOK_SHELL_UNPARSED=deny. Write it in plainer shell, or edit files with the edit tool.',
+        { shell: 'unparsed' },
+      );
+    }
+    const note =
+      'agent-lock could not parse this shell command; it was not checked for writes to locked files';
+    return { kind: 'allow', message: note, note, extra: { shell: 'unparsed' } };
+  }
+  if (writes.files.length === 0) return allow('allowed: the command writes no file anyone can name');
+  return checkFiles(cli, writes.files, agent(), base);
 }
