@@ -103,7 +103,7 @@ function operands(
       options = false;
       continue;
     }
-    if (options && arg !== null && arg.startsWith('-') && arg !== '-') {
+    if (options && arg?.startsWith('-') && arg !== '-') {
       if (takesValue.has(arg)) i++;
       continue;
     }
@@ -162,7 +162,7 @@ async function commandWrites(
       const files: (string | null)[] = [];
       for (let i = 0; i < args.length; i++) {
         const arg = args[i] ?? null;
-        if (arg !== null && arg.startsWith('-')) {
+        if (arg?.startsWith('-')) {
           if (/^-[a-zA-Z]*[eE]$/.test(arg)) i++;
           continue;
         }

@@ -279,6 +279,22 @@ describe('alock hooks claude-pre-tool-use: shell commands', () => {
   });
 });
 
+describe('alock hooks claude-pre-tool-use: Bash writes', () => {
+  it('refuses a command that writes a file another agent holds, as an Edit would be', async () => {
+    expect((await sandbox.run('other-agent', ['acquire', 'src/a.ts', '-m', 'refactor login'])).code).toBe(0);
+    const r = await hook(payload('Bash', { command: "cd src && sed -i 's/a/b/' a.ts" }));
+    expect(decision(r.output)).toBe('deny');
+    expect(r.output?.hookSpecificOutput?.permissionDecisionReason).toContain('refactor login');
+  });
+
+  it('still exports the identity into a command that writes only free files', async () => {
+    expect((await sandbox.run('other-agent', ['acquire', 'src/a.ts'])).code).toBe(0);
+    const r = await hook(payload('Bash', { command: 'echo x > docs/b.md && alock acquire docs/b.md' }));
+    expect(decision(r.output)).toBeUndefined();
+    expect(r.output?.hookSpecificOutput?.updatedInput?.command).toMatch(/^export AGENT_ID=claude-11112222; /);
+  });
+});
+
 describe('alock hooks claude-pre-tool-use: when it cannot decide', () => {
   const broken = ['not json at all {', JSON.stringify({ tool_name: 'Edit' }), '', '[1,2]'];
 

@@ -226,3 +226,63 @@ describe('patchPaths', () => {
     expect(refusal('codex', r.output)).toContain('keep b');
   });
 });
+
+/** The fixture's shell call with another command in it, where each harness carries the command. */
+function withCommand(harness: Harness, payload: unknown, command: string): unknown {
+  type Obj = Record<string, unknown>;
+  const p = structuredClone(payload) as Obj;
+  const inner = (key: string) => p[key] as Obj;
+  switch (harness) {
+    case 'codex':
+    case 'gemini':
+      inner('tool_input').command = command;
+      break;
+    case 'cursor':
+      p.command = command;
+      break;
+    case 'opencode':
+      inner('args').command = command;
+      break;
+    case 'copilot':
+      p.toolArgs = JSON.stringify({ ...(JSON.parse(p.toolArgs as string) as Obj), command });
+      break;
+    case 'cline':
+      (inner('preToolUse').parameters as Obj).command = command;
+      break;
+  }
+  return p;
+}
+
+describe.each(HARNESSES)('%s shell tool: writes to held files', (harness) => {
+  const fx = fixture(harness);
+  const run = (command: string, env: Record<string, string | undefined> = {}) =>
+    hook(harness, fill(withCommand(harness, fx.shell, command), fx.paths), env);
+
+  it('refuses a command that writes a held file, naming the holder and intent', async () => {
+    expect((await sandbox.run('other-agent', ['acquire', 'src/a.ts', '-m', 'refactor login'])).code).toBe(0);
+    for (const command of [
+      'cd src && echo x > a.ts',
+      "sed -i 's/1/2/' src/a.ts",
+      'cat <<EOF | tee src/a.ts\nx\nEOF',
+    ]) {
+      const reason = refusal(harness, (await run(command)).output);
+      expect(reason).toContain('other-agent');
+      expect(reason).toContain('refactor login');
+    }
+  });
+
+  it('lets a command through that writes only free files', async () => {
+    expect((await sandbox.run('other-agent', ['acquire', 'src/a.ts'])).code).toBe(0);
+    const r = await run('echo x > src/b.ts && cp src/a.ts docs/copy.ts');
+    expect(r.output).toEqual(SILENT[harness]);
+  });
+
+  it('lets a command it cannot parse through, or refuses it under AGENT_LOCK_HOOK_SHELL_UNPARSED=deny', async () => {
+    const command = 'echo "unterminated > src/a.ts';
+    expect(refusal(harness, (await run(command)).output)).toBeNull();
+    const denied = await run(command, { AGENT_LOCK_HOOK_SHELL_UNPARSED: 'deny' });
+    expect(refusal(harness, denied.output)).toContain('AGENT_LOCK_HOOK_SHELL_UNPARSED=deny');
+    const bad = await run(command, { AGENT_LOCK_HOOK_SHELL_UNPARSED: 'sometimes' });
+    expect(refusal(harness, bad.output)).toContain('AGENT_LOCK_HOOK_SHELL_UNPARSED must be allow or deny');
+  });
+});
