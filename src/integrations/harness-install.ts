@@ -82,13 +82,13 @@ const TARGETS: Record<Installable, Target> = {
     kind: 'json',
     file: '.codex/hooks.json',
     base: {},
-    entries: (command) => [matcherEntry('PreToolUse', 'apply_patch', command)],
+    entries: (command) => [matcherEntry('PreToolUse', 'apply_patch|Bash', command)],
   },
   gemini: {
     kind: 'json',
     file: '.gemini/settings.json',
     base: {},
-    entries: (command) => [matcherEntry('BeforeTool', 'write_file|replace', command)],
+    entries: (command) => [matcherEntry('BeforeTool', 'write_file|replace|run_shell_command', command)],
   },
   cursor: {
     kind: 'json',
@@ -99,6 +99,7 @@ const TARGETS: Record<Installable, Target> = {
         event: 'preToolUse',
         entry: { command, matcher: 'Write|Edit|StrReplace|MultiEdit|Delete|EditNotebook' },
       },
+      { event: 'beforeShellExecution', entry: { command } },
     ],
   },
   copilot: {

@@ -11,7 +11,7 @@ export function opencodePlugin(command: string): string {
 // \`alock hooks uninstall --for opencode\` removes it. The decision is made by: ${command}
 import { spawnSync } from 'node:child_process';
 
-const CHECKED = new Set(['edit', 'write', 'multiedit', 'patch', 'apply_patch']);
+const CHECKED = new Set(['edit', 'write', 'multiedit', 'patch', 'apply_patch', 'bash']);
 
 export const AgentLock = async ({ client, directory }) => {
   const parents = new Map();

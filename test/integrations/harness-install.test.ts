@@ -101,15 +101,19 @@ describe('hooks install: the shape each harness reads', () => {
     expect(JSON.parse(read('.codex/hooks.json'))).toEqual({
       hooks: {
         PreToolUse: [
-          { matcher: 'apply_patch', hooks: [{ type: 'command', command: 'alock hooks codex-pre-tool-use' }] },
+          {
+            matcher: 'apply_patch|Bash',
+            hooks: [{ type: 'command', command: 'alock hooks codex-pre-tool-use' }],
+          },
         ],
       },
     });
     const gemini = JSON.parse(read('.gemini/settings.json'));
-    expect(gemini.hooks.BeforeTool[0].matcher).toBe('write_file|replace');
+    expect(gemini.hooks.BeforeTool[0].matcher).toBe('write_file|replace|run_shell_command');
     const cursor = JSON.parse(read('.cursor/hooks.json'));
     expect(cursor.version).toBe(1);
     expect(cursor.hooks.preToolUse[0].command).toBe('alock hooks cursor-pre-tool-use');
+    expect(cursor.hooks.beforeShellExecution).toEqual([{ command: 'alock hooks cursor-pre-tool-use' }]);
     const copilot = JSON.parse(read('.github/hooks/agent-lock.json'));
     expect(copilot).toEqual({
       version: 1,
