@@ -39,13 +39,13 @@ async function leaveOrphan(scope: string, noteText: string): Promise<void> {
 }
 
 describe('tool list', () => {
-  it('offers the nine contract tools with output schemas, and the lock tool', async () => {
+  it('offers the nine contract tools with output schemas (status and ok), and the lock tool', async () => {
     const { tools } = await mcp.client.listTools();
     const names = tools.map((t) => t.name).sort();
     expect(names).toEqual([...CONTRACT_TOOLS, 'lock'].sort());
     for (const tool of tools.filter((t) => CONTRACT_TOOLS.includes(t.name))) {
-      expect(tool.outputSchema?.properties).toHaveProperty('schema');
-      expect(tool.outputSchema?.properties).toHaveProperty('conflicts');
+      expect(tool.outputSchema?.properties).toHaveProperty('status');
+      expect(tool.outputSchema?.properties).toHaveProperty('ok');
     }
     const acquire = tools.find((t) => t.name === 'acquire')!;
     expect(acquire.inputSchema.required).toEqual(['scopes']);
