@@ -1,6 +1,8 @@
 // npm run bench: side-by-side measurements with their targets (issues 2, 3 and 4).
 //   (a) `alock check x` cold start against `node -e 0`            target: ratio <= 1.5
 //   (b) acquire+release of one @resource against proper-lockfile   target: ratio >= 2
+//   (g) an agent hook's call that concerns no held file (a Claude Code Edit of a free file, and a
+//       shell `ls`) against `node -e 0`, both spawned with the payload on stdin  target: <= 1.3x
 //   (c) path-scope acquire+release p50 with 10/100/1000 locks held target: p50(1000)/p50(10) <= 3
 //   (d) acquire+release of one @resource on Redis against raw SET NX PX + compare-and-delete (the
 //       two-round-trip bound), redlock and redis-semaphore    targets: >= 0.9x, >= 1x, >= 1x
@@ -19,6 +21,7 @@
 // (d), (e) and the Redis part of (f) run against one redis-server the bench starts on a free port
 // and stops at the end; without redis-server on PATH they are reported as NOT RUN.
 // Flags: --json prints one JSON object instead of tables. BENCH_QUICK=1 is a fast smoke run.
+// BENCH_ONLY=hooks runs (a) and (g) only.
 // BENCH_REDIS_SERVER=/path/to/redis-server picks the server binary (default: redis-server on PATH).
 // BENCH_HOLD_US=N sets how long (f)'s workers hold the lock (default 200 us of busy work).
 // Figures are informative: nothing here fails the build, and no test asserts wall-clock time.
@@ -85,6 +88,7 @@ if (SETTINGS.handoffWarmSkip < SETTINGS.handoffWarmup + SETTINGS.handoffsPerRoun
 const HELD_COUNTS = [10, 100, 1000];
 const TARGETS = {
   coldStartMax: 1.5,
+  hookCallMax: 1.3,
   rateMin: 2,
   latencyMax: 3,
   redisVsBoundMin: 0.9,
@@ -180,17 +184,37 @@ function runHyperfine(commands, cwd, env) {
 }
 
 function coldStart() {
-  const { tree, store } = makeTree('cold');
+  return spawnAgainstNode('cold', ['check', 'x'], null, TARGETS.coldStartMax);
+}
+
+/**
+ * `alock ARGS` (with `input` on stdin) against `node -e 0` given the same stdin, alternating.
+ * `setup(tree, store)` runs first (a lock held by someone else, so the store is not empty).
+ */
+function spawnAgainstNode(name, args, input, max, setup) {
+  const { tree, store } = makeTree(name);
   const env = cleanEnv({ AGENT_LOCK_DIR: store });
+  setup?.(tree, env);
   const node = process.execPath;
-  const alockArgs = [path.join(repo, 'bin', 'alock.js'), 'check', 'x'];
+  const alockArgs = [path.join(repo, 'bin', 'alock.js'), ...args];
   const nodeArgs = ['-e', '0'];
-  const once = (args) => {
+  const stdin = input === null ? null : input(tree);
+  const once = (argv) => {
     const start = performance.now();
-    const result = spawnSync(node, args, { cwd: tree, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const result = spawnSync(node, argv, {
+      cwd: tree,
+      env,
+      ...(stdin === null
+        ? { stdio: ['ignore', 'pipe', 'pipe'] }
+        : { input: stdin, stdio: ['pipe', 'pipe', 'pipe'] }),
+    });
     const ms = performance.now() - start;
     if (result.status !== 0) {
-      throw new Error(`${args.join(' ')} exited ${result.status}: ${result.stderr.toString().trim()}`);
+      throw new Error(`${argv.join(' ')} exited ${result.status}: ${result.stderr.toString().trim()}`);
+    }
+    // A hook that printed an answer has decided something: the bench measures the silent path.
+    if (stdin !== null && result.stdout.toString().trim() !== '' && argv !== nodeArgs) {
+      throw new Error(`${argv.join(' ')} answered ${result.stdout.toString().trim()}`);
     }
     return ms;
   };
@@ -218,16 +242,64 @@ function coldStart() {
     alockMinMs: round(Math.min(...alockMs)),
   };
   result.ratio = round(result.alockMedianMs / result.nodeMedianMs);
-  result.target = `<= ${TARGETS.coldStartMax}x`;
-  result.pass = result.ratio <= TARGETS.coldStartMax;
+  result.target = `<= ${max}x`;
+  result.pass = result.ratio <= max;
   result.hyperfine = null;
-  if (hyperfineAvailable()) {
+  if (stdin === null && hyperfineAvailable()) {
     const q = (args) => [node, ...args].map((a) => (/[\s']/.test(a) ? `'${a}'` : a)).join(' ');
     const hf = runHyperfine([q(nodeArgs), q(alockArgs)], tree, env);
     if (hf !== null)
       result.hyperfine = { node: hf[0], alock: hf[1], ratio: round(hf[1].medianMs / hf[0].medianMs) };
   }
   return result;
+}
+
+// ---------------------------------------------------------------- (g) hook calls
+
+/** A Claude Code PreToolUse payload, as recorded in test/integrations/claude-hook.test.ts. */
+function claudePayload(tree, tool, input) {
+  return JSON.stringify({
+    session_id: '11112222-3333-4444-5555-666677778888',
+    transcript_path: '/tmp/session.jsonl',
+    cwd: tree,
+    permission_mode: 'default',
+    hook_event_name: 'PreToolUse',
+    tool_name: tool,
+    tool_input: input,
+    tool_use_id: 'toolu_bench',
+  });
+}
+
+function hookCalls() {
+  // Someone else holds one file, so the edit is checked against a store that has locks in it.
+  const holdOne = (tree, env) => {
+    const taken = spawnSync(process.execPath, [path.join(repo, 'bin', 'alock.js'), 'acquire', 'held.ts'], {
+      cwd: tree,
+      env: { ...env, AGENT_ID: 'bench-holder' },
+    });
+    if (taken.status !== 0) throw new Error(`acquire held.ts: ${taken.stderr}`);
+  };
+  const args = ['hooks', 'claude-pre-tool-use'];
+  const edit = spawnAgainstNode(
+    'hook-edit',
+    args,
+    (tree) =>
+      claudePayload(tree, 'Edit', {
+        file_path: path.join(tree, 'free.ts'),
+        old_string: 'a',
+        new_string: 'b',
+      }),
+    TARGETS.hookCallMax,
+    holdOne,
+  );
+  const shell = spawnAgainstNode(
+    'hook-shell',
+    args,
+    (tree) => claudePayload(tree, 'Bash', { command: 'ls -la' }),
+    TARGETS.hookCallMax,
+    holdOne,
+  );
+  return { edit, shell, pass: edit.pass && shell.pass };
 }
 
 // ---------------------------------------------------------------- (b) @resource rate
@@ -1019,293 +1091,333 @@ try {
     log();
   }
 
-  const b = await resourceRate();
+  const g = hookCalls();
   table(
-    '(b) sequential acquire+release of one lock, same file system',
-    ['contender', 'ops', 'ops/s', 'us/op'],
-    [...b.contenders.map((c) => [c.name, c.ops, c.opsPerSec, c.usPerOp.toFixed(1)])],
+    `(g) an agent hook's call that concerns no held file, ${g.edit.runs} runs each, alternating`,
+    ['command', 'median ms', 'min ms'],
     [
-      ['ratio agent-lock / proper-lockfile realpath:false', b.ratio, b.target, b.pass],
-      ['ratio agent-lock / proper-lockfile default', b.ratioVsDefault, `>= ${TARGETS.rateMin}x`, null],
+      ['node -e 0 (payload on stdin)', g.edit.nodeMedianMs.toFixed(2), g.edit.nodeMinMs.toFixed(2)],
+      [
+        'hooks claude-pre-tool-use: Edit free.ts',
+        g.edit.alockMedianMs.toFixed(2),
+        g.edit.alockMinMs.toFixed(2),
+      ],
+      ['node -e 0 (payload on stdin)', g.shell.nodeMedianMs.toFixed(2), g.shell.nodeMinMs.toFixed(2)],
+      [
+        'hooks claude-pre-tool-use: Bash ls -la',
+        g.shell.alockMedianMs.toFixed(2),
+        g.shell.alockMinMs.toFixed(2),
+      ],
+    ],
+    [
+      ['ratio hook Edit / node (median)', g.edit.ratio, g.edit.target, g.edit.pass],
+      ['ratio hook Bash / node (median)', g.shell.ratio, g.shell.target, g.shell.pass],
     ],
   );
-
-  const c = await latency();
-  table(
-    `(c) acquire+release of work/target.txt with K path scopes held by ${HOLDER_AGENTS} other agents`,
-    ['locks held', 'iterations', 'p50 ms', 'p99 ms', 'mean ms'],
-    [
-      ...c.rows.map((r) => [
-        r.held,
-        r.iterations,
-        r.p50Ms.toFixed(3),
-        r.p99Ms.toFixed(3),
-        r.meanMs.toFixed(3),
-      ]),
-    ],
-    [
-      ['ratio p50 100/10', c.ratio100to10, `<= ${TARGETS.latencyMax}x`, null],
-      ['ratio p50 1000/10', c.ratio1000to10, c.target, c.pass],
-    ],
-  );
-
-  // (d) and (e): one redis-server for both, started here and stopped in `finally` below.
-  const redisVersion = redisServerVersion(redisBinary);
-  const redis = { serverVersion: redisVersion, port: null, started: false, error: null };
-  let d = notRun(`${redisBinary} is not installed (not found on PATH)`);
-  let e = d;
-  if (redisVersion !== null) {
-    try {
-      redisServer = await startRedisServer({ dir: scratch, binary: redisBinary });
-      redis.port = redisServer.port;
-      redis.started = true;
-    } catch (error) {
-      redis.error = error.message;
-      d = notRun(`redis-server did not start: ${error.message}`);
-      e = d;
+  if (process.env.BENCH_ONLY === 'hooks') {
+    log(`summary: (a) ${verdict(a.pass)}  (g) ${verdict(g.pass)}`);
+    if (asJson) {
+      process.stdout.write(
+        `${JSON.stringify({ machine, settings: SETTINGS, targets: TARGETS, coldStart: a, hookCalls: g }, null, 2)}\n`,
+      );
     }
-  }
-  const dTitle = '(d) sequential acquire+release of one @resource on Redis (one local redis-server)';
-  const eTitle = `(e) on Redis: acquire+release of work/target.txt with K path scopes held by ${HOLDER_AGENTS} other agents`;
-  if (redisServer !== null) {
-    log(
-      `  redis: ${redisVersion.split(' sha=')[0]} on 127.0.0.1:${redisServer.port} (pid ${redisServer.pid})`,
-    );
-    log();
-    d = await redisResourceRate(redisServer);
-    table(
-      `${dTitle}, median of ${d.rounds} interleaved rounds`,
-      ['contender', 'ops', 'ops/s', 'min ops/s', 'max ops/s', 'us/op'],
-      d.contenders.map((r) => [
-        r.name,
-        r.ops,
-        r.opsPerSec,
-        r.minOpsPerSec,
-        r.maxOpsPerSec,
-        r.usPerOp.toFixed(1),
-      ]),
-      [
-        ['ratio agent-lock / bound', d.ratioVsBound, d.targets.vsBound, d.passes.vsBound],
-        ['ratio agent-lock / redlock', d.ratioVsRedlock, d.targets.vsRedlock, d.passes.vsRedlock],
-        [
-          'ratio agent-lock / redis-semaphore',
-          d.ratioVsSemaphore,
-          d.targets.vsSemaphore,
-          d.passes.vsSemaphore,
-        ],
-        ['ratio agent-lock (no ttl) / bound', d.ratioNoTtlVsBound, d.targets.vsBound, null],
-      ],
-    );
-    e = await redisLatency(redisServer);
-    table(
-      eTitle,
-      ['locks held', 'iterations', 'p50 ms', 'p99 ms', 'mean ms'],
-      e.rows.map((r) => [r.held, r.iterations, r.p50Ms.toFixed(3), r.p99Ms.toFixed(3), r.meanMs.toFixed(3)]),
-      [
-        ['ratio p50 100/10', e.ratio100to10, `<= ${TARGETS.redisLatencyMax}x`, null],
-        ['ratio p50 1000/10', e.ratio1000to10, e.target, e.pass],
-      ],
-    );
   } else {
-    logNotRun(dTitle, d.reason);
-    logNotRun(eTitle, e.reason);
-  }
-
-  const f = await handoff(redisServer);
-  const fTitle = `(f) contended hand-off latency: ${f.workers} processes on one ${f.resource}, hold ${f.holdUs} us, ${f.rounds} round(s) of ${f.handoffsPerRound} hand-offs (+${f.warmupPerRound} warmup)`;
-  const fmt = (value, digits = 3) => (value === null || value === undefined ? '-' : value.toFixed(digits));
-  table(
-    `${fTitle}; hand-off = next grant - previous holder's release start`,
-    [
-      'contender',
-      'hand-offs',
-      'p50 ms',
-      'p99 ms',
-      'max ms',
-      'self',
-      'cross p50',
-      'cross p99',
-      'grants per worker',
-    ],
-    f.contenders.map((r) =>
-      r.error !== null
-        ? [r.name, 'ERROR', '-', '-', '-', '-', '-', '-', r.error.slice(0, 60)]
-        : [
-            r.name,
-            r.handoffs,
-            fmt(r.p50Ms),
-            fmt(r.p99Ms),
-            fmt(r.maxMs),
-            `${r.selfHandoffs} (${(r.selfShare * 100).toFixed(1)}%)`,
-            fmt(r.crossP50Ms),
-            fmt(r.crossP99Ms),
-            r.grantsPerWorker.join('/'),
-          ],
-    ),
-    [],
-  );
-  /** One row per contender of a window of the rounds (`warm` or `whole`). */
-  const windowTable = (title, key) =>
+    const b = await resourceRate();
     table(
-      title,
-      ['contender', 'hand-offs', 'p50 ms', 'p99 ms', 'max ms', 'self'],
+      '(b) sequential acquire+release of one lock, same file system',
+      ['contender', 'ops', 'ops/s', 'us/op'],
+      [...b.contenders.map((c) => [c.name, c.ops, c.opsPerSec, c.usPerOp.toFixed(1)])],
+      [
+        ['ratio agent-lock / proper-lockfile realpath:false', b.ratio, b.target, b.pass],
+        ['ratio agent-lock / proper-lockfile default', b.ratioVsDefault, `>= ${TARGETS.rateMin}x`, null],
+      ],
+    );
+
+    const c = await latency();
+    table(
+      `(c) acquire+release of work/target.txt with K path scopes held by ${HOLDER_AGENTS} other agents`,
+      ['locks held', 'iterations', 'p50 ms', 'p99 ms', 'mean ms'],
+      [
+        ...c.rows.map((r) => [
+          r.held,
+          r.iterations,
+          r.p50Ms.toFixed(3),
+          r.p99Ms.toFixed(3),
+          r.meanMs.toFixed(3),
+        ]),
+      ],
+      [
+        ['ratio p50 100/10', c.ratio100to10, `<= ${TARGETS.latencyMax}x`, null],
+        ['ratio p50 1000/10', c.ratio1000to10, c.target, c.pass],
+      ],
+    );
+
+    // (d) and (e): one redis-server for both, started here and stopped in `finally` below.
+    const redisVersion = redisServerVersion(redisBinary);
+    const redis = { serverVersion: redisVersion, port: null, started: false, error: null };
+    let d = notRun(`${redisBinary} is not installed (not found on PATH)`);
+    let e = d;
+    if (redisVersion !== null) {
+      try {
+        redisServer = await startRedisServer({ dir: scratch, binary: redisBinary });
+        redis.port = redisServer.port;
+        redis.started = true;
+      } catch (error) {
+        redis.error = error.message;
+        d = notRun(`redis-server did not start: ${error.message}`);
+        e = d;
+      }
+    }
+    const dTitle = '(d) sequential acquire+release of one @resource on Redis (one local redis-server)';
+    const eTitle = `(e) on Redis: acquire+release of work/target.txt with K path scopes held by ${HOLDER_AGENTS} other agents`;
+    if (redisServer !== null) {
+      log(
+        `  redis: ${redisVersion.split(' sha=')[0]} on 127.0.0.1:${redisServer.port} (pid ${redisServer.pid})`,
+      );
+      log();
+      d = await redisResourceRate(redisServer);
+      table(
+        `${dTitle}, median of ${d.rounds} interleaved rounds`,
+        ['contender', 'ops', 'ops/s', 'min ops/s', 'max ops/s', 'us/op'],
+        d.contenders.map((r) => [
+          r.name,
+          r.ops,
+          r.opsPerSec,
+          r.minOpsPerSec,
+          r.maxOpsPerSec,
+          r.usPerOp.toFixed(1),
+        ]),
+        [
+          ['ratio agent-lock / bound', d.ratioVsBound, d.targets.vsBound, d.passes.vsBound],
+          ['ratio agent-lock / redlock', d.ratioVsRedlock, d.targets.vsRedlock, d.passes.vsRedlock],
+          [
+            'ratio agent-lock / redis-semaphore',
+            d.ratioVsSemaphore,
+            d.targets.vsSemaphore,
+            d.passes.vsSemaphore,
+          ],
+          ['ratio agent-lock (no ttl) / bound', d.ratioNoTtlVsBound, d.targets.vsBound, null],
+        ],
+      );
+      e = await redisLatency(redisServer);
+      table(
+        eTitle,
+        ['locks held', 'iterations', 'p50 ms', 'p99 ms', 'mean ms'],
+        e.rows.map((r) => [
+          r.held,
+          r.iterations,
+          r.p50Ms.toFixed(3),
+          r.p99Ms.toFixed(3),
+          r.meanMs.toFixed(3),
+        ]),
+        [
+          ['ratio p50 100/10', e.ratio100to10, `<= ${TARGETS.redisLatencyMax}x`, null],
+          ['ratio p50 1000/10', e.ratio1000to10, e.target, e.pass],
+        ],
+      );
+    } else {
+      logNotRun(dTitle, d.reason);
+      logNotRun(eTitle, e.reason);
+    }
+
+    const f = await handoff(redisServer);
+    const fTitle = `(f) contended hand-off latency: ${f.workers} processes on one ${f.resource}, hold ${f.holdUs} us, ${f.rounds} round(s) of ${f.handoffsPerRound} hand-offs (+${f.warmupPerRound} warmup)`;
+    const fmt = (value, digits = 3) => (value === null || value === undefined ? '-' : value.toFixed(digits));
+    table(
+      `${fTitle}; hand-off = next grant - previous holder's release start`,
+      [
+        'contender',
+        'hand-offs',
+        'p50 ms',
+        'p99 ms',
+        'max ms',
+        'self',
+        'cross p50',
+        'cross p99',
+        'grants per worker',
+      ],
+      f.contenders.map((r) =>
+        r.error !== null
+          ? [r.name, 'ERROR', '-', '-', '-', '-', '-', '-', r.error.slice(0, 60)]
+          : [
+              r.name,
+              r.handoffs,
+              fmt(r.p50Ms),
+              fmt(r.p99Ms),
+              fmt(r.maxMs),
+              `${r.selfHandoffs} (${(r.selfShare * 100).toFixed(1)}%)`,
+              fmt(r.crossP50Ms),
+              fmt(r.crossP99Ms),
+              r.grantsPerWorker.join('/'),
+            ],
+      ),
+      [],
+    );
+    /** One row per contender of a window of the rounds (`warm` or `whole`). */
+    const windowTable = (title, key) =>
+      table(
+        title,
+        ['contender', 'hand-offs', 'p50 ms', 'p99 ms', 'max ms', 'self'],
+        f.contenders
+          .filter((r) => r.error === null)
+          .map((r) => [
+            r.name,
+            r[key].handoffs,
+            fmt(r[key].p50Ms),
+            fmt(r[key].p99Ms),
+            fmt(r[key].maxMs),
+            `${(r[key].selfShare * 100).toFixed(1)}%`,
+          ]),
+        [],
+      );
+    windowTable(
+      `  warm processes: hand-offs ${f.warmSkipPerRound + 1}..${f.warmSkipPerRound + f.handoffsPerRound} of the same rounds (V8 done compiling in the background)`,
+      'warm',
+    );
+    windowTable(
+      `  whole rounds: hand-offs ${f.warmupPerRound + 1}..${f.warmSkipPerRound + f.handoffsPerRound}, the unmeasured middle included (info)`,
+      'whole',
+    );
+    table(
+      '  where the time goes: release call, release reply -> next grant, store decisions per grant',
+      [
+        'contender',
+        'release p50',
+        'release p99',
+        'after p50',
+        'after p99',
+        'attempts mean',
+        'max',
+        'mean in slowest 1%',
+        'worker cpu ms/hand-off',
+        'redis cpu ms/hand-off',
+      ],
       f.contenders
         .filter((r) => r.error === null)
         .map((r) => [
           r.name,
-          r[key].handoffs,
-          fmt(r[key].p50Ms),
-          fmt(r[key].p99Ms),
-          fmt(r[key].maxMs),
-          `${(r[key].selfShare * 100).toFixed(1)}%`,
+          fmt(r.releaseP50Ms),
+          fmt(r.releaseP99Ms),
+          fmt(r.afterReleaseP50Ms),
+          fmt(r.afterReleaseP99Ms),
+          fmt(r.attemptsMean, 2),
+          r.attemptsMax ?? '-',
+          fmt(r.attemptsMeanSlowest1pc, 2),
+          fmt(r.workerCpuMsPerHandoff),
+          fmt(r.serverCpuMsPerHandoff),
         ]),
       [],
     );
-  windowTable(
-    `  warm processes: hand-offs ${f.warmSkipPerRound + 1}..${f.warmSkipPerRound + f.handoffsPerRound} of the same rounds (V8 done compiling in the background)`,
-    'warm',
-  );
-  windowTable(
-    `  whole rounds: hand-offs ${f.warmupPerRound + 1}..${f.warmSkipPerRound + f.handoffsPerRound}, the unmeasured middle included (info)`,
-    'whole',
-  );
-  table(
-    '  where the time goes: release call, release reply -> next grant, store decisions per grant',
-    [
-      'contender',
-      'release p50',
-      'release p99',
-      'after p50',
-      'after p99',
-      'attempts mean',
-      'max',
-      'mean in slowest 1%',
-      'worker cpu ms/hand-off',
-      'redis cpu ms/hand-off',
-    ],
-    f.contenders
-      .filter((r) => r.error === null)
-      .map((r) => [
-        r.name,
-        fmt(r.releaseP50Ms),
-        fmt(r.releaseP99Ms),
-        fmt(r.afterReleaseP50Ms),
-        fmt(r.afterReleaseP99Ms),
-        fmt(r.attemptsMean, 2),
-        r.attemptsMax ?? '-',
-        fmt(r.attemptsMeanSlowest1pc, 2),
-        fmt(r.workerCpuMsPerHandoff),
-        fmt(r.serverCpuMsPerHandoff),
-      ]),
-    [],
-  );
-  const pct = (share) => (share === null ? '-' : `${(share * 100).toFixed(1)}%`);
-  table(
-    '  garbage collection in the workers: pauses, and hand-offs a pause of the releaser or the next holder overlaps',
-    ['contender', 'pauses per 1000 hand-offs', 'pause p50 ms', 'hand-offs overlapped', 'of the slowest 1%'],
-    f.contenders
-      .filter((r) => r.error === null)
-      .map((r) => [
-        r.name,
-        fmt(r.gcPausesPer1000, 1),
-        fmt(r.gcPauseP50Ms),
-        pct(r.gcPausedShare),
-        pct(r.gcPausedShareSlowest1pc),
-      ]),
-    [],
-  );
-  const traced = f.contenders.filter((r) => r.error === null && r.wakesMean !== null);
-  if (traced.length > 0)
+    const pct = (share) => (share === null ? '-' : `${(share * 100).toFixed(1)}%`);
     table(
-      '  agent-lock waits: wake-ups per grant, watchWaiter() set-up per waiting acquire, release start -> last wake, last wake -> grant',
-      [
-        'contender',
-        'wakes mean',
-        'in slowest 1%',
-        'subscribe p50',
-        'subscribe p99',
-        'to wake p50',
-        'to wake p99',
-        'wake->grant p50',
-        'wake->grant p99',
-        'commits/acquire',
-        'commits/release',
-        'mutex p99 acq/rel',
-      ],
-      traced.map((r) => [
-        r.name,
-        fmt(r.wakesMean, 2),
-        fmt(r.wakesMeanSlowest1pc, 2),
-        fmt(r.subscribeP50Ms),
-        fmt(r.subscribeP99Ms),
-        fmt(r.wakeLagP50Ms),
-        fmt(r.wakeLagP99Ms),
-        fmt(r.afterWakeP50Ms),
-        fmt(r.afterWakeP99Ms),
-        fmt(r.acquireTripsMean, 2),
-        fmt(r.releaseTripsMean, 2),
-        r.acquireMutexP99Ms === null ? '-' : `${fmt(r.acquireMutexP99Ms)}/${fmt(r.releaseMutexP99Ms)}`,
-      ]),
+      '  garbage collection in the workers: pauses, and hand-offs a pause of the releaser or the next holder overlaps',
+      ['contender', 'pauses per 1000 hand-offs', 'pause p50 ms', 'hand-offs overlapped', 'of the slowest 1%'],
+      f.contenders
+        .filter((r) => r.error === null)
+        .map((r) => [
+          r.name,
+          fmt(r.gcPausesPer1000, 1),
+          fmt(r.gcPauseP50Ms),
+          pct(r.gcPausedShare),
+          pct(r.gcPausedShareSlowest1pc),
+        ]),
       [],
     );
-  const problems = f.contenders.filter((r) => r.error === null && (r.overlaps > 0 || r.timedOutRounds > 0));
-  for (const r of problems)
-    log(`  !!! ${r.name}: ${r.overlaps} overlapping grants, ${r.timedOutRounds} round(s) out of time`);
-  log(
-    `  redis-semaphore: ${JSON.stringify(f.semaphoreOptions)}; redlock: ${JSON.stringify(f.redlockSettings)}`,
-  );
-  if (f.redis.ran) {
+    const traced = f.contenders.filter((r) => r.error === null && r.wakesMean !== null);
+    if (traced.length > 0)
+      table(
+        '  agent-lock waits: wake-ups per grant, watchWaiter() set-up per waiting acquire, release start -> last wake, last wake -> grant',
+        [
+          'contender',
+          'wakes mean',
+          'in slowest 1%',
+          'subscribe p50',
+          'subscribe p99',
+          'to wake p50',
+          'to wake p99',
+          'wake->grant p50',
+          'wake->grant p99',
+          'commits/acquire',
+          'commits/release',
+          'mutex p99 acq/rel',
+        ],
+        traced.map((r) => [
+          r.name,
+          fmt(r.wakesMean, 2),
+          fmt(r.wakesMeanSlowest1pc, 2),
+          fmt(r.subscribeP50Ms),
+          fmt(r.subscribeP99Ms),
+          fmt(r.wakeLagP50Ms),
+          fmt(r.wakeLagP99Ms),
+          fmt(r.afterWakeP50Ms),
+          fmt(r.afterWakeP99Ms),
+          fmt(r.acquireTripsMean, 2),
+          fmt(r.releaseTripsMean, 2),
+          r.acquireMutexP99Ms === null ? '-' : `${fmt(r.acquireMutexP99Ms)}/${fmt(r.releaseMutexP99Ms)}`,
+        ]),
+        [],
+      );
+    const problems = f.contenders.filter((r) => r.error === null && (r.overlaps > 0 || r.timedOutRounds > 0));
+    for (const r of problems)
+      log(`  !!! ${r.name}: ${r.overlaps} overlapping grants, ${r.timedOutRounds} round(s) out of time`);
     log(
-      `  agent-lock Redis p99: ${fmt(f.redis.p99Ms)} ms, warm ${fmt(f.redis.warmP99Ms)} ms   target ${f.redis.target} (both)   ${verdict(f.redis.pass)}`,
+      `  redis-semaphore: ${JSON.stringify(f.semaphoreOptions)}; redlock: ${JSON.stringify(f.redlockSettings)}`,
     );
+    if (f.redis.ran) {
+      log(
+        `  agent-lock Redis p99: ${fmt(f.redis.p99Ms)} ms, warm ${fmt(f.redis.warmP99Ms)} ms   target ${f.redis.target} (both)   ${verdict(f.redis.pass)}`,
+      );
+      log(
+        `    redis-semaphore p99 ${fmt(f.redis.semaphoreP99Ms)} ms = ${fmt(f.redis.ratioSemaphoreP99ToOurs, 2)}x agent-lock's   (info; warm ${fmt(f.redis.semaphoreWarmP99Ms)} ms)`,
+      );
+      log(
+        `    redlock p99 ${fmt(f.redis.redlockP99Ms)} ms = ${fmt(f.redis.ratioRedlockP99ToOurs, 2)}x agent-lock's   (info; warm ${fmt(f.redis.redlockWarmP99Ms)} ms)`,
+      );
+      log(
+        `    floor (a fair ring of bare ioredis calls) p99 ${fmt(f.redis.floorP99Ms)} ms, warm ${fmt(f.redis.floorWarmP99Ms)} ms: what this machine allows a fair hand-off   (info)`,
+      );
+      log(
+        `    whole rounds (every hand-off after the warm-up): agent-lock p99 ${fmt(f.redis.wholeP99Ms)} ms, floor ${fmt(f.redis.floorWholeP99Ms)} ms   (info)`,
+      );
+    } else {
+      log(`  agent-lock Redis, redis-semaphore, redlock: NOT RUN (${f.redis.reason})`);
+      if (asJson) process.stderr.write(`bench: (f) on Redis NOT RUN: ${f.redis.reason}\n`);
+    }
     log(
-      `    redis-semaphore p99 ${fmt(f.redis.semaphoreP99Ms)} ms = ${fmt(f.redis.ratioSemaphoreP99ToOurs, 2)}x agent-lock's   (info; warm ${fmt(f.redis.semaphoreWarmP99Ms)} ms)`,
+      `  agent-lock file p99: ${fmt(f.file.p99Ms)} ms, warm ${fmt(f.file.warmP99Ms)} ms   target ${f.file.target} (both)   ${verdict(f.file.pass)}`,
     );
-    log(
-      `    redlock p99 ${fmt(f.redis.redlockP99Ms)} ms = ${fmt(f.redis.ratioRedlockP99ToOurs, 2)}x agent-lock's   (info; warm ${fmt(f.redis.redlockWarmP99Ms)} ms)`,
-    );
-    log(
-      `    floor (a fair ring of bare ioredis calls) p99 ${fmt(f.redis.floorP99Ms)} ms, warm ${fmt(f.redis.floorWarmP99Ms)} ms: what this machine allows a fair hand-off   (info)`,
-    );
-    log(
-      `    whole rounds (every hand-off after the warm-up): agent-lock p99 ${fmt(f.redis.wholeP99Ms)} ms, floor ${fmt(f.redis.floorWholeP99Ms)} ms   (info)`,
-    );
-  } else {
-    log(`  agent-lock Redis, redis-semaphore, redlock: NOT RUN (${f.redis.reason})`);
-    if (asJson) process.stderr.write(`bench: (f) on Redis NOT RUN: ${f.redis.reason}\n`);
-  }
-  log(
-    `  agent-lock file p99: ${fmt(f.file.p99Ms)} ms, warm ${fmt(f.file.warmP99Ms)} ms   target ${f.file.target} (both)   ${verdict(f.file.pass)}`,
-  );
-  log();
+    log();
 
-  const summary = {
-    coldStart: verdict(a.pass),
-    resourceRate: verdict(b.pass),
-    latencyUnderLoad: verdict(c.pass),
-    redisResourceRate: status(d),
-    redisLatencyUnderLoad: status(e),
-    handoffRedis: status(f.redis),
-    handoffFile: verdict(f.file.pass),
-  };
-  log(
-    `summary: (a) ${summary.coldStart}  (b) ${summary.resourceRate}  (c) ${summary.latencyUnderLoad}  (d) ${summary.redisResourceRate}  (e) ${summary.redisLatencyUnderLoad}  (f) Redis ${summary.handoffRedis} file ${summary.handoffFile}`,
-  );
-  if (asJson) {
-    const report = {
-      machine,
-      settings: SETTINGS,
-      targets: TARGETS,
-      coldStart: a,
-      resourceRate: b,
-      latencyUnderLoad: c,
-      redis,
-      redisResourceRate: d,
-      redisLatencyUnderLoad: e,
-      handoff: f,
-      summary,
+    const summary = {
+      coldStart: verdict(a.pass),
+      hookCalls: verdict(g.pass),
+      resourceRate: verdict(b.pass),
+      latencyUnderLoad: verdict(c.pass),
+      redisResourceRate: status(d),
+      redisLatencyUnderLoad: status(e),
+      handoffRedis: status(f.redis),
+      handoffFile: verdict(f.file.pass),
     };
-    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    log(
+      `summary: (a) ${summary.coldStart}  (g) ${summary.hookCalls}  (b) ${summary.resourceRate}  (c) ${summary.latencyUnderLoad}  (d) ${summary.redisResourceRate}  (e) ${summary.redisLatencyUnderLoad}  (f) Redis ${summary.handoffRedis} file ${summary.handoffFile}`,
+    );
+    if (asJson) {
+      const report = {
+        machine,
+        settings: SETTINGS,
+        targets: TARGETS,
+        coldStart: a,
+        hookCalls: g,
+        resourceRate: b,
+        latencyUnderLoad: c,
+        redis,
+        redisResourceRate: d,
+        redisLatencyUnderLoad: e,
+        handoff: f,
+        summary,
+      };
+      process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    }
   }
 } finally {
   await redisServer?.stop();

@@ -10,7 +10,8 @@
  * - A payload it cannot read, or a store it cannot open: AGENT_LOCK_HOOK_ON_ERROR=deny (default) or
  *   allow. Whatever happens, the answer is JSON and exit 0, never a stack.
  */
-import * as z from 'zod';
+// zod/mini: the hook runs on every tool call, and full zod would be half of its load time.
+import * as z from 'zod/mini';
 import type { Answer, CliContext } from '../cli/answer.js';
 import type { Lock } from '../core/lock.js';
 import {
@@ -29,18 +30,16 @@ const EDIT_TOOLS = new Set(['Edit', 'Write', 'MultiEdit', 'NotebookEdit']);
 export const HOOKED_TOOLS = ['Bash', ...EDIT_TOOLS] as const;
 
 /** The fields this hook reads; Claude Code sends more (transcript_path, permission_mode, ...). */
-const PayloadSchema = z
-  .object({
-    session_id: z.string().trim().min(1),
-    tool_name: z.string().min(1),
-    tool_input: z.record(z.string(), z.unknown()).default({}),
-    cwd: z.string().optional(),
-    hook_event_name: z.string().optional(),
-    /** Present only when a sub-agent makes the call. */
-    agent_id: z.string().optional(),
-    agent_type: z.string().optional(),
-  })
-  .loose();
+const PayloadSchema = z.looseObject({
+  session_id: z.string().check(z.trim(), z.minLength(1)),
+  tool_name: z.string().check(z.minLength(1)),
+  tool_input: z._default(z.record(z.string(), z.unknown()), {}),
+  cwd: z.optional(z.string()),
+  hook_event_name: z.optional(z.string()),
+  /** Present only when a sub-agent makes the call. */
+  agent_id: z.optional(z.string()),
+  agent_type: z.optional(z.string()),
+});
 export type PreToolUsePayload = z.infer<typeof PayloadSchema>;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -143,7 +142,7 @@ export async function claudePreToolUse(cli: CliContext): Promise<Answer> {
       const issue = parsed.error.issues[0];
       return failed(
         cli,
-        `the hook payload is not a PreToolUse payload (${issue ? `${issue.path.join('.') || 'payload'}: ${issue.message}` : 'invalid'})`,
+        `the hook payload is not a PreToolUse payload (${issue ? `${issue.path.map(String).join('.') || 'payload'}: ${issue.message}` : 'invalid'})`,
       );
     }
     payload = parsed.data;

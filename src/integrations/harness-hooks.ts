@@ -5,7 +5,8 @@
  * (hook-check.ts), and word it the way that harness reads an answer. What each harness sends and
  * reads was taken from its own documentation or source; the README names the versions.
  */
-import * as z from 'zod';
+// zod/mini: the hook runs on every tool call, and full zod would be half of its load time.
+import * as z from 'zod/mini';
 import type { Answer, CliContext } from '../cli/answer.js';
 import { AgentLockError } from '../core/errors.js';
 import {
@@ -63,9 +64,9 @@ function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function firstIssue(error: z.ZodError): string {
+function firstIssue(error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }): string {
   const issue = error.issues[0];
-  return issue ? `${issue.path.join('.') || 'payload'}: ${issue.message}` : 'invalid';
+  return issue ? `${issue.path.map(String).join('.') || 'payload'}: ${issue.message}` : 'invalid';
 }
 
 /** The first of `fields` that holds a non-blank string, as the list of files an edit writes. */
@@ -89,20 +90,21 @@ function patchEdit(tool: string, patch: unknown, cwd: unknown, caller: CallerFac
 }
 
 const string = z.string();
-const record = z.record(z.string(), z.unknown());
+const nonBlank = z.string().check(z.trim(), z.minLength(1));
+const named = z.string().check(z.minLength(1));
+const record = z._default(z.record(z.string(), z.unknown()), {});
+const opt = <T extends z.ZodMiniType>(schema: T) => z.optional(schema);
 
 // Codex CLI: PreToolUse, the Claude Code shape; apply_patch carries its patch in tool_input.command,
 // shell calls arrive as tool_name "Bash"; sub-agent calls add agent_id and agent_type.
-const CodexPayload = z
-  .object({
-    session_id: string.trim().min(1),
-    hook_event_name: string.optional(),
-    tool_name: string.min(1),
-    tool_input: record.default({}),
-    cwd: string.optional(),
-    agent_id: string.optional(),
-  })
-  .loose();
+const CodexPayload = z.looseObject({
+  session_id: nonBlank,
+  hook_event_name: opt(string),
+  tool_name: named,
+  tool_input: record,
+  cwd: opt(string),
+  agent_id: opt(string),
+});
 
 const codex: Harness = {
   title: 'Codex',
@@ -146,15 +148,13 @@ const codex: Harness = {
 };
 
 // Gemini CLI: BeforeTool; write_file and replace name file_path, run_shell_command a command.
-const GeminiPayload = z
-  .object({
-    session_id: string.trim().min(1),
-    hook_event_name: string.optional(),
-    tool_name: string.min(1),
-    tool_input: record.default({}),
-    cwd: string.optional(),
-  })
-  .loose();
+const GeminiPayload = z.looseObject({
+  session_id: nonBlank,
+  hook_event_name: opt(string),
+  tool_name: named,
+  tool_input: record,
+  cwd: opt(string),
+});
 const GEMINI_EDITS = new Set(['write_file', 'replace']);
 
 const gemini: Harness = {
@@ -184,17 +184,15 @@ const gemini: Harness = {
 };
 
 // Cursor: preToolUse (every tool, tool_name and tool_input) and beforeShellExecution (command, cwd).
-const CursorPayload = z
-  .object({
-    conversation_id: string.trim().min(1),
-    hook_event_name: string.min(1),
-    tool_name: string.optional(),
-    tool_input: z.unknown().optional(),
-    command: string.optional(),
-    cwd: string.optional(),
-    workspace_roots: z.array(string).optional(),
-  })
-  .loose();
+const CursorPayload = z.looseObject({
+  conversation_id: nonBlank,
+  hook_event_name: named,
+  tool_name: opt(string),
+  tool_input: opt(z.unknown()),
+  command: opt(string),
+  cwd: opt(string),
+  workspace_roots: opt(z.array(string)),
+});
 const CURSOR_EDITS = new Set(['Write', 'Edit', 'StrReplace', 'MultiEdit', 'Delete', 'EditNotebook']);
 
 const cursor: Harness = {
@@ -248,16 +246,14 @@ const cursor: Harness = {
 
 // OpenCode: the plugin alock installs (opencode-plugin.ts) sends its tool.execute.before call as
 // {tool, sessionID, callID, args, directory}, and throws the reason of a deny.
-const OpencodePayload = z
-  .object({
-    tool: string.min(1),
-    sessionID: string.trim().min(1),
-    args: record.default({}),
-    directory: string.optional(),
-    /** Set by the plugin for a call made inside a sub-agent's (child) session. */
-    parentSessionID: string.optional(),
-  })
-  .loose();
+const OpencodePayload = z.looseObject({
+  tool: named,
+  sessionID: nonBlank,
+  args: record,
+  directory: opt(string),
+  /** Set by the plugin for a call made inside a sub-agent's (child) session. */
+  parentSessionID: opt(string),
+});
 const OPENCODE_EDITS = new Set(['edit', 'write', 'multiedit']);
 
 const opencode: Harness = {
@@ -294,14 +290,12 @@ const opencode: Harness = {
 };
 
 // GitHub Copilot CLI: preToolUse; toolArgs is a JSON string (an object is read too).
-const CopilotPayload = z
-  .object({
-    toolName: string.min(1),
-    toolArgs: z.unknown().optional(),
-    cwd: string.optional(),
-    sessionId: string.optional(),
-  })
-  .loose();
+const CopilotPayload = z.looseObject({
+  toolName: named,
+  toolArgs: opt(z.unknown()),
+  cwd: opt(string),
+  sessionId: opt(string),
+});
 const COPILOT_EDITS = new Set(['edit', 'create']);
 
 const copilot: Harness = {
@@ -338,14 +332,12 @@ const copilot: Harness = {
 };
 
 // Cline: an executable named PreToolUse in .clinerules/hooks; the call is under preToolUse.
-const ClinePayload = z
-  .object({
-    hookName: string.optional(),
-    taskId: string.trim().min(1),
-    workspaceRoots: z.array(string).optional(),
-    preToolUse: z.object({ toolName: string.min(1), parameters: record.default({}) }).loose(),
-  })
-  .loose();
+const ClinePayload = z.looseObject({
+  hookName: opt(string),
+  taskId: nonBlank,
+  workspaceRoots: opt(z.array(string)),
+  preToolUse: z.looseObject({ toolName: named, parameters: record }),
+});
 const CLINE_EDITS = new Set(['write_to_file', 'replace_in_file', 'new_rule']);
 
 const cline: Harness = {
