@@ -19,6 +19,8 @@ import { makeDirs } from '../host/make-dirs.js';
 import { findTree } from '../host/tree.js';
 import { claudePreToolUse, HOOKED_TOOLS } from './claude-hook.js';
 import { harnessOfAction, harnessPreToolUse } from './harness-hooks.js';
+
+export { isDirectHook, runDirectHook } from './hook-direct.js';
 import { applyHooks, harnessesFor, hookCommand } from './harness-install.js';
 
 /** Ours, whichever way it was spelled (alock, agent-lock, npx, a node_modules/.bin path). */
