@@ -103,10 +103,9 @@ export function callerAgent(facts: CallerFacts, env: Env, fallback: () => HookAg
   const sub = nonEmpty(facts.subAgentId);
   if (sub === undefined) {
     const parent = nonEmpty(env.AGENT_PARENT_ID);
-    return {
-      agentId: main,
-      parentAgentId: parent === undefined ? null : validateAgentId(parent, 'AGENT_PARENT_ID'),
-    };
+    // Empty or `none` says "no parent", as for alock itself: never an agent named none.
+    const none = parent === undefined || parent.toLowerCase() === 'none';
+    return { agentId: main, parentAgentId: none ? null : validateAgentId(parent, 'AGENT_PARENT_ID') };
   }
   return { agentId: `${main}-${shortAgent(sub)}`, parentAgentId: main };
 }

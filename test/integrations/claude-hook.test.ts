@@ -295,6 +295,27 @@ describe('alock hooks claude-pre-tool-use: Bash writes', () => {
   });
 });
 
+describe('alock hooks claude-pre-tool-use: AGENT_PARENT_ID', () => {
+  it('takes none (or empty) as no parent, and exports no parent into the command', async () => {
+    for (const value of ['none', 'NONE', '']) {
+      const r = await hook(payload('Bash', { command: 'alock acquire x' }), {
+        AGENT_ID: 'worker-1',
+        AGENT_PARENT_ID: value,
+      });
+      expect(r.output?.hookSpecificOutput?.updatedInput?.command).toBe(
+        'export AGENT_ID=worker-1; alock acquire x',
+      );
+    }
+    const named = await hook(payload('Bash', { command: 'alock acquire x' }), {
+      AGENT_ID: 'worker-1',
+      AGENT_PARENT_ID: 'lead',
+    });
+    expect(named.output?.hookSpecificOutput?.updatedInput?.command).toBe(
+      'export AGENT_ID=worker-1 AGENT_PARENT_ID=lead; alock acquire x',
+    );
+  });
+});
+
 describe('alock hooks claude-pre-tool-use: when it cannot decide', () => {
   const broken = ['not json at all {', JSON.stringify({ tool_name: 'Edit' }), '', '[1,2]'];
 
