@@ -180,7 +180,11 @@ export const COMMANDS: readonly CommandSpec[] = [
     args: '<action>',
     summary: 'install (or show the path of) the agent skill that teaches the protocol',
     flags: [
-      { flags: '--for <agent>', description: 'claude (default) or codex' },
+      {
+        flags: '--for <agent>',
+        description:
+          'claude (default) or codex: SKILL.md; agents-md or gemini: a section of AGENTS.md or GEMINI.md',
+      },
       { flags: '--into <dir>', description: 'install into this skills folder' },
       { flags: '--force', description: 'replace a different SKILL.md' },
     ],
