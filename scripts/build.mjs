@@ -2,7 +2,7 @@
 // command (MCP server, integrations) into a file of its own, and the library as ESM; then emits
 // type declarations.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, readFileSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
@@ -27,6 +27,8 @@ const lazy = {
   '../integrations/hooks.js': 'src/integrations/hooks.ts',
   '../integrations/git-guard.js': 'src/integrations/git-guard.ts',
   '../doctor/doctor.js': 'src/doctor/doctor.ts',
+  // The shell grammar (WebAssembly), loaded by a hook only for a command that could write a file.
+  '../integrations/shell-parser.js': 'src/integrations/shell-parser.ts',
 };
 const lazyName = (spec) => `./lazy/${spec.split('/').pop()}`;
 // `within`: the bundle being built is itself in dist/lazy, beside the others.
@@ -62,6 +64,13 @@ await build({
   minify: true,
   plugins: [keepLazy(true)],
 });
+// shell-parser.js finds these beside itself.
+for (const wasm of ['web-tree-sitter/tree-sitter.wasm', 'tree-sitter-bash/tree-sitter-bash.wasm']) {
+  copyFileSync(
+    new URL(`../node_modules/${wasm}`, import.meta.url),
+    new URL(`../dist/lazy/${wasm.split('/').pop()}`, import.meta.url),
+  );
+}
 await build({ ...common, entryPoints: { index: 'src/index.ts' }, outdir: 'dist', packages: 'external' });
 execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
   stdio: 'inherit',

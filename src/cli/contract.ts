@@ -203,7 +203,11 @@ export const COMMANDS: readonly CommandSpec[] = [
     args: '<action>',
     summary: 'install (or show the path of) the agent skill that teaches the protocol',
     flags: [
-      { flags: '--for <agent>', description: 'claude (default) or codex' },
+      {
+        flags: '--for <agent>',
+        description:
+          'claude (default) or codex: SKILL.md; agents-md or gemini: a section of AGENTS.md or GEMINI.md',
+      },
       { flags: '--into <dir>', description: 'install into this skills folder' },
       { flags: '--force', description: 'replace a different SKILL.md' },
     ],
@@ -213,12 +217,16 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'hooks',
     args: '<action>',
-    summary: 'install agent or git hooks (install), or run a hook (claude-pre-tool-use)',
+    summary:
+      'install or uninstall agent or git hooks, or run a hook: <harness>-pre-tool-use for claude, codex, gemini, cursor, opencode, copilot, cline',
     flags: [
-      { flags: '--for <agent>', description: 'claude: Claude Code PreToolUse hooks' },
+      {
+        flags: '--for <agent>',
+        description: 'claude, codex, gemini, cursor, opencode, copilot, cline (comma-separated), or all',
+      },
       { flags: '--git', description: 'a git pre-commit guard' },
     ],
-    ok: ['installed', 'unchanged', 'allowed', 'denied'],
+    ok: ['installed', 'unchanged', 'uninstalled', 'absent', 'allowed', 'denied'],
     fail: [],
   },
   {
