@@ -98,7 +98,10 @@ export async function doctorCommand(cli: CliContext): Promise<Answer> {
   }
 
   const gitHooks = gitHooksDir(root, env);
-  for (const hook of HOOK_CHECKS) found.push(hook.check({ root, gitHooks, env, name: cli.name }));
+  for (const hook of HOOK_CHECKS) {
+    const finding = hook.check({ root, gitHooks, env, name: cli.name });
+    if (finding !== null) found.push(finding);
+  }
   found.push(...freezeFindings(root, gitHooks !== null, locks, cli.name));
 
   return answer(cli, found, where);

@@ -7,6 +7,7 @@ import { accessSync, constants, existsSync, lstatSync, readFileSync } from 'node
 import path from 'node:path';
 import type { Identity } from '../core/identity.js';
 import type { Lock } from '../core/lock.js';
+import { CONFIG_FOLDER, hookState, INSTALLABLE } from '../integrations/harness-install.js';
 import { type Finding, note, ok, problem, some } from './finding.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -63,7 +64,8 @@ export interface HookContext {
  */
 export interface HookCheck {
   readonly harness: string;
-  check(ctx: HookContext): Finding;
+  /** Null: nothing to say (the harness is not used in this tree). */
+  check(ctx: HookContext): Finding | null;
 }
 
 const CLAUDE_COMMAND = /(?:^|[\s/"'])(alock|agent-lock)["']?\s+hooks\s+claude-pre-tool-use(?:\s|$)/;
@@ -194,7 +196,36 @@ const gitGuard: HookCheck = {
   },
 };
 
-export const HOOK_CHECKS: readonly HookCheck[] = [claudeCode, gitGuard];
+/** The other agents' hooks (`hooks install --for AGENT`): reported where the agent's folder exists. */
+const otherAgents: HookCheck[] = INSTALLABLE.filter((harness) => harness !== 'claude').map((harness) => ({
+  harness,
+  check(ctx) {
+    const install = `${ctx.name} hooks install --for ${harness}`;
+    const file = `${CONFIG_FOLDER[harness]}/`;
+    switch (hookState(ctx.root, harness)) {
+      case 'no-folder':
+        return null;
+      case 'unreadable':
+        return problem(
+          'hooks',
+          `hook_${harness}_invalid`,
+          `${harness}: its configuration in ${file} is not valid JSON`,
+          'fix the file',
+        );
+      case 'installed':
+        return ok('hooks', `hook_${harness}`, `${harness}: agent-lock hook installed in ${file}`);
+      default:
+        return note(
+          'hooks',
+          `hook_${harness}_missing`,
+          `${harness}: ${file} exists but has no agent-lock hook`,
+          install,
+        );
+    }
+  },
+}));
+
+export const HOOK_CHECKS: readonly HookCheck[] = [claudeCode, ...otherAgents, gitGuard];
 
 /** The folder git runs hooks from, or null outside a git repository. */
 export function gitHooksDir(root: string, env: Env): string | null {

@@ -125,6 +125,32 @@ const TARGETS: Record<Installable, Target> = {
   },
 };
 
+/**
+ * Whether a harness is set up here, for `alock doctor`: its folder missing (not used in this tree),
+ * its configuration unreadable, our hook in it, or not.
+ */
+export function hookState(
+  root: string,
+  harness: Installable,
+): 'no-folder' | 'unreadable' | 'installed' | 'missing' {
+  if (!existsSync(path.join(root, CONFIG_FOLDER[harness]))) return 'no-folder';
+  const target = TARGETS[harness];
+  let text: string;
+  try {
+    text = readFileSync(path.join(root, target.file), 'utf8');
+  } catch {
+    return 'missing';
+  }
+  if (target.kind === 'json') {
+    try {
+      JSON.parse(text);
+    } catch {
+      return 'unreadable';
+    }
+  }
+  return ourHook(harness).test(text) ? 'installed' : 'missing';
+}
+
 /** Ours, whichever way the program was spelled (alock, agent-lock, npx, a node_modules/.bin path). */
 function ourHook(harness: Installable): RegExp {
   return new RegExp(`(^|[\\s/"'])(alock|agent-lock)["']?\\s+hooks\\s+${harness}-pre-tool-use(\\s|$|")`);

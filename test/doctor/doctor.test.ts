@@ -123,6 +123,24 @@ describe('alock doctor on the file store', () => {
     chmodSync(path.join(r.root, 'src/b.ts'), 0o644);
   });
 
+  it('reports the other agents whose folder exists: hook missing, installed, or configuration broken', async () => {
+    const r = fresh();
+    let doc = await r.doctor();
+    expect(doc.checks.filter((c) => /^hook_(codex|gemini|cursor)/.test(c.code))).toEqual([]);
+    mkdirSync(path.join(r.root, '.codex'));
+    mkdirSync(path.join(r.root, '.gemini'));
+    writeFileSync(path.join(r.root, '.gemini', 'settings.json'), '{ not json');
+    doc = await r.doctor();
+    expect(byCode(doc.checks, 'hook_codex_missing')?.fix).toBe('alock hooks install --for codex');
+    expect(byCode(doc.checks, 'hook_gemini_invalid')).toBeDefined();
+    expect(doc.code).toBe(1);
+    writeFileSync(path.join(r.root, '.gemini', 'settings.json'), '{}');
+    expect((await r.run(['hooks', 'install', '--for', 'codex,gemini'])).code).toBe(0);
+    doc = await r.doctor();
+    expect(byCode(doc.checks, 'hook_codex')?.message).toMatch(/installed/);
+    expect(byCode(doc.checks, 'hook_gemini')?.message).toMatch(/installed/);
+  });
+
   it('says which harness has its hook, and when a hook cannot find its program', async () => {
     const r = fresh();
     let doc = await r.doctor();
