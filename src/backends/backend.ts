@@ -53,8 +53,11 @@ export interface Backend {
    * Redis: a channel per process.
    */
   watchWaiter(waiter: string, listener: WatchListener): Promise<() => Promise<void>>;
-  /** Recorded events (breaks), newest last. */
-  events(limit: number): Promise<StoreEvent[]>;
+  /**
+   * The store's history (core/events), newest last: the last `limit` events, only those recorded
+   * after the event whose id is `after` when given. Each carries its id.
+   */
+  events(limit: number, after?: string): Promise<StoreEvent[]>;
   close(): Promise<void>;
 }
 

@@ -141,7 +141,23 @@ export const COMMANDS: readonly CommandSpec[] = [
     ok: ['broken'],
     fail: ['not_found'],
   },
-  { name: 'log', args: '', summary: 'recent recorded events (breaks)', flags: [], ok: ['listed'], fail: [] },
+  {
+    name: 'log',
+    args: '',
+    summary: "the store's history of events, newest last (--json: JSON lines)",
+    flags: [
+      { flags: '--follow', description: 'then print each new event as it is committed, until Ctrl-C' },
+      {
+        flags: '--since <when>',
+        description: 'only since a duration ago (15m, 2h, 1d) or a time (ISO 8601)',
+      },
+      { flags: '--agent <id>', description: 'only events of this agent (or its children), or done by it' },
+      { flags: '--scope <scope...>', description: 'only events of locks overlapping this scope' },
+      { flags: '--limit <n>', description: 'at most the last N events (50)' },
+    ],
+    ok: ['listed'],
+    fail: [],
+  },
   {
     name: 'whoami',
     args: '',
