@@ -188,11 +188,15 @@ async function follow(
     stopped.signal.addEventListener('abort', () => resolve(), { once: true });
   });
   const unwatch = await backend.watch(() => pull());
+  // The file store's watch holds no reference on the event loop (it must not keep a library
+  // user's process alive): following does, until a signal ends it. It polls nothing.
+  const alive = setInterval(() => {}, 1 << 30);
   // Anything committed between the history and the watch.
   pull();
   try {
     await ended;
   } finally {
+    clearInterval(alive);
     await unwatch();
     stopped.dispose();
   }
