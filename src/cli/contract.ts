@@ -159,6 +159,14 @@ export const COMMANDS: readonly CommandSpec[] = [
     fail: [],
   },
   {
+    name: 'watch',
+    args: '',
+    summary: 'live board of locks, waiting lines and events (q quits); one snapshot when not a terminal',
+    flags: [],
+    ok: ['listed'],
+    fail: [],
+  },
+  {
     name: 'whoami',
     args: '',
     summary: 'your agent id, parent, holder process and store',

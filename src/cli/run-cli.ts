@@ -745,6 +745,8 @@ function buildProgram(cli: Cli, setAnswer: (a: Answer) => void, only: string | n
   sub('resume').action(act((scope: string) => resume(cli, scope)));
   sub('break').action(act((scopes: string[], o) => breakLocks(cli, scopes, o)));
   sub('log').action(act((o) => logCommand(cli, o)));
+  // Its terminal libraries load only when the board is asked for.
+  sub('watch').action(act(async () => (await import('./watch.js')).watchCommand(cli)));
   sub('whoami').action(act(() => whoami(cli)));
   sub('version').action(
     act(async () => plain('version', 'version', [VERSION], { version: VERSION }, VERSION)),

@@ -704,6 +704,7 @@ describe('whoami, version, contract, completion, init', () => {
         'resume',
         'break',
         'log',
+        'watch',
         'whoami',
         'version',
         'contract',
