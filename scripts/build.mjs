@@ -27,13 +27,14 @@ const lazy = {
   '../integrations/hooks.js': 'src/integrations/hooks.ts',
   '../integrations/git-guard.js': 'src/integrations/git-guard.ts',
   './watch.js': 'src/cli/watch.ts',
+  '../ui/dashboard.js': 'src/ui/dashboard.ts',
 };
 const lazyName = (spec) => `./lazy/${spec.split('/').pop()}`;
 // `within`: the bundle being built is itself in dist/lazy, beside the others.
 const keepLazy = (within) => ({
   name: 'keep-lazy',
   setup(b) {
-    b.onResolve({ filter: /^\.\.?\/((mcp|integrations|redis)\/|watch\.js$)/ }, (args) =>
+    b.onResolve({ filter: /^\.\.?\/((mcp|integrations|redis|ui)\/|watch\.js$)/ }, (args) =>
       args.kind === 'dynamic-import' && lazy[args.path]
         ? { path: within ? `./${args.path.split('/').pop()}` : lazyName(args.path), external: true }
         : undefined,

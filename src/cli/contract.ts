@@ -167,6 +167,23 @@ export const COMMANDS: readonly CommandSpec[] = [
     fail: [],
   },
   {
+    name: 'ui',
+    args: '',
+    summary: 'serve a live web dashboard of the store on 127.0.0.1 (read-only unless --allow-break)',
+    flags: [
+      { flags: '--port <n>', description: 'port to listen on (default: any free one)' },
+      { flags: '--host <address>', description: 'address to bind (default 127.0.0.1)' },
+      { flags: '--allow-remote', description: 'allow a --host other machines can reach' },
+      {
+        flags: '--allow-break',
+        description: 'offer a break button, guarded by the secret in the printed URL',
+      },
+      { flags: '--open', description: 'open the page in the default browser' },
+    ],
+    ok: [],
+    fail: [],
+  },
+  {
     name: 'whoami',
     args: '',
     summary: 'your agent id, parent, holder process and store',

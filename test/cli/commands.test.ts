@@ -705,6 +705,7 @@ describe('whoami, version, contract, completion, init', () => {
         'break',
         'log',
         'watch',
+        'ui',
         'whoami',
         'version',
         'contract',
