@@ -16,6 +16,9 @@
 //       those after the first 2500 are the "warm" figures, of long-running contenders (daemons,
 //       `alock run`), once V8 has stopped compiling on background threads, which on two cores
 //       competes with the hand-offs of fresh processes. A target passes only if both meet it.
+//   (g) events written per second on the file store (acquire+release, counted back from the
+//       store), and the web dashboard's time from a commit to the page showing it, measured in
+//       headless Chromium (bench/events-section.mjs)               figures, no target
 // (d), (e) and the Redis part of (f) run against one redis-server the bench starts on a free port
 // and stops at the end; without redis-server on PATH they are reported as NOT RUN.
 // Flags: --json prints one JSON object instead of tables. BENCH_QUICK=1 is a fast smoke run.
@@ -34,6 +37,7 @@ import lockfile from 'proper-lockfile';
 import { Mutex } from 'redis-semaphore';
 import Redlock from 'redlock';
 import { openLocks } from '../dist/index.js';
+import { eventsSection } from './events-section.mjs';
 import { redisServerVersion, startRedisServer } from './redis-server.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -1279,6 +1283,20 @@ try {
   );
   log();
 
+  const g = await eventsSection(quick);
+  log('(g) the history and the dashboard (figures, no target)');
+  log(
+    `  events written: ${g.rate.eventsPerSec}/s (${g.rate.events} events for ${g.rate.ops} acquire+release on the file store, ${g.rate.opsPerSec} acquire+release/s)`,
+  );
+  if (g.dashboard.ran) {
+    log(
+      `  dashboard, commit to page update in Chromium: median ${g.dashboard.medianMs.toFixed(1)} ms, p99 ${g.dashboard.p99Ms.toFixed(1)} ms (${g.dashboard.samples} commits)`,
+    );
+  } else {
+    log(`  dashboard: NOT RUN (${g.dashboard.reason})`);
+  }
+  log();
+
   const summary = {
     coldStart: verdict(a.pass),
     resourceRate: verdict(b.pass),
@@ -1303,6 +1321,7 @@ try {
       redisResourceRate: d,
       redisLatencyUnderLoad: e,
       handoff: f,
+      events: g,
       summary,
     };
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

@@ -171,6 +171,13 @@ describeBrowser('alock ui in Chromium', () => {
       await page.goto(readOnly.url);
       await expect.poll(() => lockRow(page, '@keep').count()).toBe(1);
       expect(await page.locator('button.break').count()).toBe(0);
+      // An agent's own page: its locks and events only.
+      await page.goto(`${readOnly.url}#agent=Z`);
+      await expect.poll(() => page.locator('#locks').textContent()).toContain('no locks held');
+      expect(await page.locator('#events .event').count()).toBe(0);
+      await page.goto(`${readOnly.url}#agent=A`);
+      await expect.poll(() => lockRow(page, '@keep').count()).toBe(1);
+      expect(await page.locator('#agent').textContent()).toContain('agent A');
       const list = spawnSync(process.execPath, [bin, '--json', 'list'], {
         cwd: box.tree,
         env: env('A'),
