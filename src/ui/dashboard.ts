@@ -205,8 +205,11 @@ export async function serveDashboard(locks: Locks, options: DashboardOptions = {
       await unwatch();
       for (const res of streams) res.end();
       streams.clear();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      // close() waits for every connection to end: a browser's or fetch's keep-alive one would
+      // hold it for seconds. Nothing is half-answered here, so they are cut at once.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      await closed;
     },
   };
 }

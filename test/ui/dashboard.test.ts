@@ -22,6 +22,8 @@ if (!hasChromium && !process.env.CI) {
     '\nWARNING: /usr/bin/chromium is missing: the dashboard browser tests are SKIPPED (apt-get install -y chromium)\n\n',
   );
 }
+/** A machine shared with other work can take seconds to get a page drawn: poll for longer. */
+const slowPoll = <T>(check: () => T) => expect.poll(check, { timeout: 20_000 });
 const describeBrowser = hasChromium || process.env.CI ? describe : describe.skip;
 
 let box: Sandbox;
@@ -101,17 +103,17 @@ describeBrowser('alock ui in Chromium', () => {
     const page = await browser.newPage();
     try {
       await page.goto(url);
-      await expect.poll(() => page.locator('#live').textContent()).toBe('● live');
-      await expect.poll(() => page.locator('#locks').textContent()).toContain('no locks held');
+      await slowPoll(() => page.locator('#live').textContent()).toBe('● live');
+      await slowPoll(() => page.locator('#locks').textContent()).toContain('no locks held');
 
       alock('B', ['acquire', '@deploy', '-m', 'ship it', '--ttl', '600']);
-      await expect.poll(() => lockRow(page, '@deploy').textContent()).toContain('"ship it"');
+      await slowPoll(() => lockRow(page, '@deploy').textContent()).toContain('"ship it"');
       expect(await lockRow(page, '@deploy').textContent()).toMatch(/TTL \d+m/);
       const waiter = spawn(process.execPath, [bin, 'acquire', '@deploy', '--wait=60', '-m', 'after B'], {
         cwd: box.tree,
         env: env('C'),
       });
-      await expect.poll(() => page.locator('#waiting li[data-scope="@deploy"]').textContent()).toContain('C');
+      await slowPoll(() => page.locator('#waiting li[data-scope="@deploy"]').textContent()).toContain('C');
       expect(await page.locator('#waiting li').count()).toBe(1);
       // Only with --allow-break and the URL's secret is there a break button.
       expect(await lockRow(page, '@deploy').locator('button.break').count()).toBe(1);
@@ -126,13 +128,13 @@ describeBrowser('alock ui in Chromium', () => {
 
       alock('B', ['release', '@deploy']);
       expect((await once(waiter, 'exit'))[0]).toBe(0);
-      await expect.poll(() => lockRow(page, '@deploy').textContent()).toContain('"after B"');
-      await expect.poll(() => page.locator('#waiting li').count()).toBe(0);
-      await expect.poll(() => page.locator('#events').textContent()).toContain('HANDED OVER @deploy C by B');
+      await slowPoll(() => lockRow(page, '@deploy').textContent()).toContain('"after B"');
+      await slowPoll(() => page.locator('#waiting li').count()).toBe(0);
+      await slowPoll(() => page.locator('#events').textContent()).toContain('HANDED OVER @deploy C by B');
 
       page.once('dialog', (dialog) => dialog.accept('C is stuck'));
       await lockRow(page, '@deploy').locator('button.break').click();
-      await expect.poll(() => page.locator('#locks').textContent()).toContain('no locks held');
+      await slowPoll(() => page.locator('#locks').textContent()).toContain('no locks held');
       await expect
         .poll(() => page.locator('#events').textContent())
         .toContain('BROKEN @deploy C by ui: C is stuck');
@@ -166,17 +168,17 @@ describeBrowser('alock ui in Chromium', () => {
       expect((await breakAt(readOnly.url, { 'x-alock-secret': secret })).status).toBe(403);
       // Without the secret in its URL the page shows the lock but no break button.
       await page.goto(new URL('/', withBreak.url).href);
-      await expect.poll(() => lockRow(page, '@keep').count()).toBe(1);
+      await slowPoll(() => lockRow(page, '@keep').count()).toBe(1);
       expect(await page.locator('button.break').count()).toBe(0);
       await page.goto(readOnly.url);
-      await expect.poll(() => lockRow(page, '@keep').count()).toBe(1);
+      await slowPoll(() => lockRow(page, '@keep').count()).toBe(1);
       expect(await page.locator('button.break').count()).toBe(0);
       // An agent's own page: its locks and events only.
       await page.goto(`${readOnly.url}#agent=Z`);
-      await expect.poll(() => page.locator('#locks').textContent()).toContain('no locks held');
+      await slowPoll(() => page.locator('#locks').textContent()).toContain('no locks held');
       expect(await page.locator('#events .event').count()).toBe(0);
       await page.goto(`${readOnly.url}#agent=A`);
-      await expect.poll(() => lockRow(page, '@keep').count()).toBe(1);
+      await slowPoll(() => lockRow(page, '@keep').count()).toBe(1);
       expect(await page.locator('#agent').textContent()).toContain('agent A');
       const list = spawnSync(process.execPath, [bin, '--json', 'list'], {
         cwd: box.tree,
