@@ -30,7 +30,7 @@ const lazy = {
   // The shell grammar (WebAssembly), loaded by a hook only for a command that could write a file.
   '../integrations/shell-parser.js': 'src/integrations/shell-parser.ts',
   './watch.js': 'src/cli/watch.ts',
-  '../ui/dashboard.js': 'src/ui/dashboard.ts',
+  '../ui/ui-command.js': 'src/ui/ui-command.ts',
 };
 const lazyName = (spec) => `./lazy/${spec.split('/').pop()}`;
 // `within`: the bundle being built is itself in dist/lazy, beside the others.

@@ -820,7 +820,7 @@ function buildProgram(cli: Cli, setAnswer: (a: Answer) => void, only: string | n
   sub('explain').action(act(async (a: string, b: string) => explainCommand(cli, a, b)));
   // Its terminal libraries load only when the board is asked for.
   sub('watch').action(act(async () => (await import('./watch.js')).watchCommand(cli)));
-  sub('ui').action(act(async (o) => (await import('../ui/dashboard.js')).uiCommand(cli, o)));
+  sub('ui').action(act(async (o) => (await import('../ui/ui-command.js')).uiCommand(cli, o)));
   sub('whoami').action(act(() => whoami(cli)));
   sub('version').action(
     act(async () => plain('version', 'version', [VERSION], { version: VERSION }, VERSION)),
