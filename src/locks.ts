@@ -50,7 +50,8 @@ import { parseRedisUrl, RedisUrlError } from './core/redis-url.js';
 import { parseScope } from './core/scope.js';
 import { ancestorChain, hostName, processAlive, startStamp } from './host/process.js';
 import { filesToFreeze, freeze as freezeFiles, thaw } from './host/freeze.js';
-import { findTree, fsProbe, storeDirFor } from './host/tree.js';
+import { findTree, fsProbe, headBranch, storeDirFor } from './host/tree.js';
+import { type Across, acrossAcquire, acrossCheck } from './core/worktrees.js';
 
 export interface OpenLocksOptions {
   /** The folder relative scopes start from; its git worktree is the tree. Default: the current folder. */
@@ -262,6 +263,17 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
     });
   }
   const treeKey = config.tree ?? treeInfo.root;
+  const { gitCommonDir, gitDir } = treeInfo;
+  // Read at each decision: a long-lived handle (MCP, a daemon) may see its worktree switch branches.
+  const across = (): Across => ({
+    checkout:
+      gitCommonDir === null
+        ? null
+        : { repo: gitCommonDir, worktree: treeInfo.root, branch: gitDir ? headBranch(gitDir) : null },
+    policy: config.worktrees,
+  });
+  const decideAcquireHere: typeof decideAcquire = (state, ctx, req) =>
+    acrossAcquire(state, ctx, req, decideAcquire(state, ctx, req), across());
 
   let backend: Backend;
   if (typeof options.backend === 'object') backend = options.backend;
@@ -414,7 +426,7 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
         woken = false;
         noticed = false;
         const attempt = { ...req, wait: { hash, secret, waiter: self(), ttlMs: TICKET_TTL_MS, last } };
-        const outcome = await run((state, ctx) => decideAcquire(state, ctx, attempt), { cached });
+        const outcome = await run((state, ctx) => decideAcquireHere(state, ctx, attempt), { cached });
         if (outcome.status !== 'held') {
           // Whatever the answer, the decision took our tickets away with it.
           queued = false;
@@ -526,7 +538,7 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
       const outcome =
         wait > 0
           ? await waitInLine(req, wait, opts)
-          : await run((state, ctx) => decideAcquire(state, ctx, req));
+          : await run((state, ctx) => decideAcquireHere(state, ctx, req));
       // The files are changed only once the lock records them: whatever happens next, the record
       // says what to restore.
       if (outcome.status === 'acquired' && freeze) {
@@ -557,7 +569,8 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
     },
     check(scopes, opts = {}) {
       const req = { targets: targets(scopes), mode: mode(opts.shared) };
-      return run((state, ctx) => decideCheck(state, ctx, req));
+      const where = across();
+      return run((state, ctx) => acrossCheck(state, ctx, req, decideCheck(state, ctx, req), where));
     },
     list() {
       return run((state, ctx) => decideList(state, ctx, { mineOnly: false }));

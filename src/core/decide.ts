@@ -101,16 +101,34 @@ export interface DecisionContext {
   readonly hashToken: (token: string) => string;
 }
 
+/** Something the caller should know that changes nothing about the answer (status, exit code). */
+export interface Warning {
+  /** Stable, `W_` plus a name (W_OTHER_WORKTREE). */
+  readonly code: string;
+  readonly message: string;
+  readonly [detail: string]: unknown;
+}
+
 export interface Outcome<S extends string> {
   readonly status: S;
   readonly locks: Lock[];
   readonly conflicts: Lock[];
+  /** Absent when there is nothing to warn about. */
+  readonly warnings?: Warning[];
 }
 
-export type AcquireStatus = 'acquired' | 'already_mine' | 'held' | 'parent_scope' | 'interrupted' | 'timeout';
+/** `other_worktree`: AGENT_LOCK_WORKTREES=block and another worktree of the repository holds an overlap. */
+export type AcquireStatus =
+  | 'acquired'
+  | 'already_mine'
+  | 'held'
+  | 'parent_scope'
+  | 'interrupted'
+  | 'timeout'
+  | 'other_worktree';
 export type ReleaseStatus = 'released' | 'not_found' | 'refused';
 export type RenewStatus = 'renewed' | 'expired' | 'not_found' | 'refused';
-export type CheckStatus = 'free' | 'mine' | 'held';
+export type CheckStatus = 'free' | 'mine' | 'held' | 'other_worktree';
 export type ListStatus = 'listed';
 /** What a lease learns of its locks: all still there (`mine`), lapsed (`expired`), or gone. */
 export type LeaseCheckStatus = 'mine' | 'expired' | 'not_found';

@@ -18,6 +18,7 @@ import type { Answer, CliContext } from '../cli/answer.js';
 import { AgentLockError, isAgentLockError } from '../core/errors.js';
 import { sessionAgentId, validateAgentId } from '../core/identity.js';
 import type { Lock } from '../core/lock.js';
+import { warningsForAgent } from '../core/worktrees.js';
 import { findTree } from '../host/tree.js';
 import { openLocks } from '../locks.js';
 
@@ -268,11 +269,22 @@ async function checkEditIn(cli: CliContext, dir: string, file: string, agent: Ho
       throw error;
     }
     const shown = path.relative(locks.tree.root, file) || file;
+    if (outcome.status === 'other_worktree') {
+      const reason = `${warningsForAgent(outcome.warnings)} AGENT_LOCK_WORKTREES=block: do not edit ${shown} here; work on something else, or ask its holder to merge first.`;
+      return deny(reason, { file: shown, agent }, outcome.conflicts);
+    }
     if (outcome.status !== 'held') {
-      return hookAnswer('allowed', null, `allowed: ${shown} is ${outcome.status} for ${agent.agentId}`, {
-        file: shown,
-        agent,
-      });
+      // Another worktree's lock on this path: go on, but the agent is told (added context, no decision,
+      // so the user's permission prompts still apply).
+      const context = warningsForAgent(outcome.warnings);
+      return hookAnswer(
+        'allowed',
+        context === null
+          ? null
+          : { hookSpecificOutput: { hookEventName: 'PreToolUse', additionalContext: context } },
+        `allowed: ${shown} is ${outcome.status} for ${agent.agentId}`,
+        { file: shown, agent, ...(context === null ? {} : { warnings: outcome.warnings }) },
+      );
     }
     const reason = [
       `agent-lock: ${shown} is locked by another agent: ${outcome.conflicts.map(holderLine).join('; ')}.`,

@@ -38,6 +38,8 @@ const lockSchema = z.looseObject({
   frozen_paths: z.array(z.string()),
   notes: z.array(z.object({ at: z.string(), text: z.string() })),
   stale: z.boolean(),
+  worktree: z.string().optional().describe('path locks taken in git: the worktree they were taken in'),
+  branch: z.string().nullable().optional().describe('the branch checked out there (null: detached HEAD)'),
   token: z.string().optional().describe("the lease token: only in the taker's own acquire or resume answer"),
 });
 
@@ -53,6 +55,11 @@ export const envelopeSchema = z.looseObject({
   conflicts: z.array(lockSchema).describe('the locks that stand in the way'),
   message: z.string(),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  warnings: z
+    .array(z.looseObject({ code: z.string(), message: z.string() }))
+    .describe(
+      'things to know that change neither status nor ok (W_OTHER_WORKTREE: another worktree holds an overlap)',
+    ),
 });
 
 const scopes = z
@@ -100,6 +107,7 @@ async function answer(
       conflicts: outcome.conflicts,
       message,
       text: [],
+      ...(outcome.warnings ? { warnings: outcome.warnings } : {}),
       ...(extra ? { extra } : {}),
     };
     return toolResult(envelope(said, locks.agent, null), exitCode !== 0);
@@ -111,6 +119,10 @@ async function answer(
     );
     return toolResult(envelope(blank, agents.describe(agent), failure), true);
   }
+}
+
+function otherWorktree(outcome: Outcome<string>, asked: string): string {
+  return `other_worktree: ${asked} overlaps what ${holders(outcome.conflicts)} hold in another worktree of this repository (AGENT_LOCK_WORKTREES=block); work elsewhere or wait until they merge`;
 }
 
 function heldBy(outcome: Outcome<string>, asked: string): string {
@@ -166,6 +178,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
           parent_scope: `parent_scope: ${outcome.conflicts[0]?.agent_id ?? 'your parent'} holds exactly ${asked}; claim something narrower inside it`,
           interrupted: `interrupted work on ${asked}: its holder is gone (or its lease ran out) and left notes; resume it, or break it to discard it`,
           timeout: `timeout: ${heldBy(outcome, asked)}`,
+          other_worktree: otherWorktree(outcome, asked),
         }[outcome.status];
         return { outcome, message };
       }),
@@ -253,6 +266,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
           free: `free: ${asked}`,
           mine: `yours: ${asked} (covered by ${scopeList(outcome.locks)})`,
           held: heldBy(outcome, asked),
+          other_worktree: otherWorktree(outcome, asked),
         }[outcome.status];
         return { outcome, message };
       }),
