@@ -75,7 +75,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flags: '--shared', description: 'shared lock: conflicts only with exclusive ones' },
     ],
     ok: ['ran'],
-    fail: ['held', 'parent_scope', 'interrupted', 'timeout', 'lease_lost'],
+    fail: ['held', 'parent_scope', 'interrupted', 'timeout', 'lease_lost', 'other_worktree'],
   },
   {
     name: 'release',

@@ -4,6 +4,7 @@
  * check (text, JSON, the library, the Claude Code hook), a refusal of its own under
  * AGENT_LOCK_WORKTREES=block, nothing under off. Real repositories, real `git worktree add`.
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { warningsForAgent } from '../../src/core/worktrees.js';
@@ -103,6 +104,18 @@ describe('acquire across worktrees', () => {
     const checked = await repo.json(featB, 'bob', ['check', 'src/auth/login.ts'], env);
     expect(checked.code).toBe(1);
     expect(checked.body.status).toBe('other_worktree');
+  });
+
+  it('block keeps run from starting its command, with the refusal on stderr', async () => {
+    expect((await repo.run(featA, 'alice', ['acquire', 'src/auth/**'])).code).toBe(0);
+    const marker = path.join(featB, 'ran');
+    const r = await repo.run(featB, 'bob', ['run', 'src/auth/login.ts', '--', 'touch', marker], {
+      AGENT_LOCK_WORKTREES: 'block',
+    });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^OTHER WORKTREE src\/auth\/login\.ts/);
+    expect(existsSync(marker)).toBe(false);
   });
 
   it('off says nothing and grants', async () => {
