@@ -109,14 +109,20 @@ export function warningsForAgent(warnings: readonly Warning[] | undefined): stri
   return lines.join(' ');
 }
 
-/** The store as a decision left it: the snapshot with its changes applied. */
-function liveAfter(state: StoreState, decided: Decided<unknown>): LockRecord[] {
+/**
+ * The records of other worktrees as a decision left the store: the snapshot with its changes
+ * applied. Runs on every acquire and check inside git, so the common case (every lock of this
+ * worktree, or of no checkout) is skipped before anything is allocated.
+ */
+function othersAfter(state: StoreState, decided: Decided<unknown>, checkout: Checkout): LockRecord[] {
   const { put, del } = decided.changes;
-  const removed = new Set(del);
-  const written = new Map(put.map((r) => [r.id, r]));
+  const elsewhere = (r: LockRecord) => r.checkout !== undefined && r.checkout.worktree !== checkout.worktree;
   const records: LockRecord[] = [];
-  for (const [id, record] of state.locks) if (!removed.has(id)) records.push(written.get(id) ?? record);
-  for (const record of put) if (!state.locks.has(record.id)) records.push(record);
+  for (const [id, record] of state.locks) {
+    if (!elsewhere(record) || del.includes(id) || put.some((r) => r.id === id)) continue;
+    records.push(record);
+  }
+  for (const record of put) if (elsewhere(record)) records.push(record);
   return records;
 }
 
@@ -164,7 +170,7 @@ export function acrossAcquire(
   const { status } = marked.result;
   if (policy === 'off' || (status !== 'acquired' && status !== 'already_mine')) return marked;
   const overlaps = otherWorktreeOverlaps(
-    liveAfter(state, marked),
+    othersAfter(state, marked, checkout),
     req.targets,
     req.mode,
     ctx.caller,
@@ -205,7 +211,7 @@ export function acrossCheck(
   const { status } = decided.result;
   if (checkout === null || policy === 'off' || status === 'held') return decided;
   const overlaps = otherWorktreeOverlaps(
-    liveAfter(state, decided),
+    othersAfter(state, decided, checkout),
     req.targets,
     req.mode,
     ctx.caller,
