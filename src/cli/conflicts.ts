@@ -254,8 +254,16 @@ export async function conflictsCommand(cli: Cli, opts: { base?: string }): Promi
       `${start} is not inside a git repository`,
       'run conflicts inside a git worktree, or pass --dir',
     );
-  await checkGitVersion(tree.root, env);
-  const listed = await git(['worktree', 'list', '--porcelain', '-z'], tree.root, env);
+  // Independent git calls, run side by side (each is a process start); their errors are told in
+  // the order a person would fix them: git itself, then the worktree, then the base.
+  const [version, listing, based] = await Promise.allSettled([
+    checkGitVersion(tree.root, env),
+    git(['worktree', 'list', '--porcelain', '-z'], tree.root, env),
+    findBase(opts.base, tree.root, env),
+  ]);
+  if (version.status === 'rejected') throw version.reason;
+  if (listing.status === 'rejected') throw listing.reason;
+  const listed = listing.value;
   if (listed.code !== 0)
     throw usage(
       `git worktree list failed: ${firstLine(listed.stderr)}`,
@@ -270,7 +278,8 @@ export async function conflictsCommand(cli: Cli, opts: { base?: string }): Promi
       `${tree.root} has a detached HEAD: there is no branch to predict merges for`,
       'check out a branch (git switch NAME) first',
     );
-  const base = await findBase(opts.base, tree.root, env);
+  if (based.status === 'rejected') throw based.reason;
+  const base = based.value;
 
   // The other sides: each other worktree's branch, and the base (shown as such when one has it).
   const sides = new Map<string, { branch: string; worktree: string | null; head: string; base: boolean }>();
