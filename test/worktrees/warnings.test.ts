@@ -9,8 +9,9 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { warningsForAgent } from '../../src/core/worktrees.js';
 import { openLocks } from '../../src/locks.js';
-import { STACK_FRAME } from '../cli/cli-harness.js';
-import { git, makeRepo, type Repo } from './repo.js';
+import { STACK_FRAME, type Sandbox } from '../cli/cli-harness.js';
+import { connect } from '../mcp/mcp-harness.js';
+import { git, gitEnv, makeRepo, type Repo } from './repo.js';
 
 let repo: Repo;
 let featA: string;
@@ -186,6 +187,34 @@ describe('the library across worktrees', () => {
     } finally {
       await a.close();
       await b.close();
+    }
+  });
+});
+
+describe('the MCP server across worktrees', () => {
+  it('answers acquire and check with the warning in the envelope, not as an error', async () => {
+    expect((await repo.run(featA, 'alice', ['acquire', 'src/auth/**', '-m', 'rework login'])).code).toBe(0);
+    // The server runs in feat-b, on the repository's own store (no AGENT_LOCK_DIR).
+    const inFeatB = {
+      tree: featB,
+      envFor: (agent: string) => ({ ...gitEnv, AGENT_LOCK_REDIS_PROBE: 'off', AGENT_ID: agent }),
+      cleanup: () => {},
+    } as unknown as Sandbox;
+    const mcp = await connect('server', inFeatB);
+    try {
+      const got = await mcp.call('acquire', { scopes: ['src/auth/login.ts'] });
+      expect(got.isError).toBe(false);
+      expect(got.body.status).toBe('acquired');
+      expect(got.body.warnings).toMatchObject([
+        { code: 'W_OTHER_WORKTREE', agent_id: 'alice', branch: 'feat-a' },
+      ]);
+      const checked = await mcp.call('check', { scopes: ['src/auth/x.ts'] });
+      expect(checked.body.status).toBe('free');
+      expect((checked.body.warnings as unknown[]).length).toBe(1);
+      const apart = await mcp.call('check', { scopes: ['docs/readme.md'] });
+      expect(apart.body.warnings).toEqual([]);
+    } finally {
+      await mcp.close();
     }
   });
 });
