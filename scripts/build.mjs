@@ -26,13 +26,14 @@ const lazy = {
   '../integrations/skill.js': 'src/integrations/skill.ts',
   '../integrations/hooks.js': 'src/integrations/hooks.ts',
   '../integrations/git-guard.js': 'src/integrations/git-guard.ts',
+  './conflicts.js': 'src/cli/conflicts.ts',
 };
 const lazyName = (spec) => `./lazy/${spec.split('/').pop()}`;
 // `within`: the bundle being built is itself in dist/lazy, beside the others.
 const keepLazy = (within) => ({
   name: 'keep-lazy',
   setup(b) {
-    b.onResolve({ filter: /^\.\.?\/(mcp|integrations|redis)\// }, (args) =>
+    b.onResolve({ filter: /^\.\.?\/(mcp|integrations|redis)\/|^\.\/conflicts\.js$/ }, (args) =>
       args.kind === 'dynamic-import' && lazy[args.path]
         ? { path: within ? `./${args.path.split('/').pop()}` : lazyName(args.path), external: true }
         : undefined,

@@ -252,7 +252,7 @@ export const GLOBAL_FLAGS: readonly FlagSpec[] = [
 
 export const EXIT_CODES = {
   0: "the answer you hoped for (see each command's ok answers)",
-  1: 'a refusal or miss (held, not_found, refused, expired, parent_scope, interrupted)',
+  1: 'a refusal or miss (held, not_found, refused, expired, parent_scope, interrupted, other_worktree; conflicts: conflicting)',
   2: 'an error: bad usage, invalid scope, scope outside the tree, bad environment value, backend mismatch or unreachable, unreadable store',
   75: 'run: the lease was lost while the command ran (broken, expired, or the store unreachable past its deadline); the command got SIGTERM, then SIGKILL 5 s later',
   130: 'interrupted (Ctrl-C); a wait interrupted by SIGTERM exits 143, by SIGHUP 129, and leaves no place in line',
