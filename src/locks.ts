@@ -507,7 +507,14 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
       since: granted,
       ...(opts.onLost ? { onLost: opts.onLost } : {}),
     });
-    return { status: outcome.status, locks: outcome.locks, conflicts: outcome.conflicts, lease };
+    const { warnings } = outcome;
+    return {
+      status: outcome.status,
+      locks: outcome.locks,
+      conflicts: outcome.conflicts,
+      lease,
+      ...(warnings ? { warnings } : {}),
+    };
   }
 
   const api: Locks = {
@@ -592,7 +599,14 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
         throw error;
       }
       await lease.release();
-      return { status: held.status, locks: held.locks, conflicts: held.conflicts, value };
+      const { warnings } = held;
+      return {
+        status: held.status,
+        locks: held.locks,
+        conflicts: held.conflicts,
+        value,
+        ...(warnings ? { warnings } : {}),
+      };
     },
     mine() {
       return run((state, ctx) => decideList(state, ctx, { mineOnly: true }));

@@ -184,6 +184,12 @@ describe('the library across worktrees', () => {
       expect(told).toContain('alice');
       expect(told).toContain('merge conflict');
       expect(warningsForAgent([])).toBeNull();
+      const held = await b.hold('src/auth/lease.ts', { ttl: 30 });
+      expect(held.warnings?.[0]?.code).toBe('W_OTHER_WORKTREE');
+      await held.lease?.release();
+      const done = await b.withLock('src/auth/work.ts', { ttl: 30 }, async () => 'done');
+      expect(done).toMatchObject({ status: 'acquired', value: 'done' });
+      expect(done.warnings?.[0]?.agent_id).toBe('alice');
     } finally {
       await a.close();
       await b.close();
