@@ -338,8 +338,9 @@ function conflictsAnswer(cli: Cli, here: Worktree, base: string | null, pairs: P
   const status = conflicting.length > 0 ? 'conflicting' : 'clear';
   const text: string[] = [];
   if (pairs.length === 0) {
+    const baseSaid = base === null ? 'no base branch' : `the base is ${branch} itself`;
     text.push(
-      cli.head('clear', `${branch}: no other worktree with a branch, and no base branch to compare with`),
+      cli.head('clear', `${branch}: nothing to compare with (no other worktree on a branch; ${baseSaid})`),
     );
   } else if (conflicting.length === 0) {
     text.push(

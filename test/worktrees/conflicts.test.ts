@@ -110,6 +110,21 @@ describe('alock conflicts', () => {
     expect(text.stdout).toMatch(/^CLEAR feat-c: no merge conflict predicted with /);
   });
 
+  it('answers clear with nothing to compare with on the only branch', async () => {
+    const solo = makeRepo();
+    try {
+      const json = await solo.json(solo.main, 'alice', ['conflicts']);
+      expect(json.code).toBe(0);
+      expect(json.body).toMatchObject({ status: 'clear', branch: 'main', base: 'main', pairs: [] });
+      const text = await solo.run(solo.main, 'alice', ['conflicts']);
+      expect(text.stdout).toBe(
+        'CLEAR main: nothing to compare with (no other worktree on a branch; the base is main itself)\n',
+      );
+    } finally {
+      solo.cleanup();
+    }
+  });
+
   it('compares with --base, also a branch no worktree has checked out', async () => {
     git(repo.main, 'branch', 'release', 'feat-b');
     const json = await repo.json(featA, 'alice', ['conflicts', '--base', 'release']);
