@@ -5,10 +5,10 @@
 import { createHash } from 'node:crypto';
 import { randomBytesPooled } from './host/random.js';
 import path from 'node:path';
-import type { Backend, BackendKind, TransactOptions } from './backends/backend.js';
+import type { Backend, BackendKind, RepairReport, TransactOptions } from './backends/backend.js';
 import { MemoryStore } from './backends/memory/memory-store.js';
 import { openBackend } from './backends/open-backend.js';
-import { readConfig, type Config } from './core/config.js';
+import { readConfig, REDIS_PREFIX, type Config } from './core/config.js';
 import {
   type AcquireStatus,
   type BreakStatus,
@@ -50,7 +50,7 @@ import { parseRedisUrl, RedisUrlError } from './core/redis-url.js';
 import { parseScope } from './core/scope.js';
 import { ancestorChain, hostName, processAlive, startStamp } from './host/process.js';
 import { filesToFreeze, freeze as freezeFiles, thaw } from './host/freeze.js';
-import { findTree, fsProbe, headBranch, storeDirFor } from './host/tree.js';
+import { findTree, fsProbe, headBranch, repositoryPrefix, storeDirFor } from './host/tree.js';
 import { type Across, acrossAcquire, acrossCheck } from './core/worktrees.js';
 
 export interface OpenLocksOptions {
@@ -66,6 +66,11 @@ export interface OpenLocksOptions {
   backend?: BackendKind | Backend;
   /** The Redis server (`redis://` or `rediss://`). Default: AGENT_LOCK_REDIS_URL, else REDIS_URL, else the marker's. */
   redisUrl?: string;
+  /**
+   * Key prefix of a Redis store (its namespace): set it to share one namespace across repositories.
+   * Default: AGENT_LOCK_REDIS_PREFIX, else the store's marker, else one derived from the repository.
+   */
+  redisPrefix?: string;
   /** Who is asking. Default: from the environment and the process tree (this process holds). */
   identity?: Identity | { agentId: string; parentAgentId?: string | null; holder?: Holder };
   /** Epoch milliseconds; injectable for tests. */
@@ -150,6 +155,11 @@ export interface Locks {
     options?: { reason?: string; ids?: readonly string[] },
   ): Promise<Outcome<BreakStatus>>;
   events(limit?: number): Promise<StoreEvent[]>;
+  /**
+   * Moves damage in the store aside (kept, timestamped) and goes on with what can be read: only
+   * when a person asks. A store without damage is left as it is (`damage` empty).
+   */
+  repair(): Promise<RepairReport>;
   close(): Promise<void>;
 }
 
@@ -292,7 +302,9 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
       now: clock ?? Date.now,
       redisUrl: options.redisUrl === undefined ? config.redisUrl : checkedRedisUrl(options.redisUrl),
       redisUrlGiven: options.redisUrl !== undefined,
-      redisPrefix: config.redisPrefix,
+      redisPrefix:
+        options.redisPrefix === undefined ? config.redisPrefix : checkedPrefix(options.redisPrefix),
+      repositoryPrefix: () => repositoryPrefix(treeInfo, config.tree),
       redisTimeoutMs: config.redisTimeoutMs,
       redisProbe: config.redisProbe,
       staleMs: config.staleMs,
@@ -641,9 +653,21 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
     events(limit = 50) {
       return backend.events(limit);
     },
+    async repair() {
+      return backend.repair ? backend.repair() : { damage: [], keptAt: [], locksKept: 0 };
+    },
     close() {
       return backend.close();
     },
   };
   return api;
+}
+
+function checkedPrefix(prefix: string): string {
+  if (!REDIS_PREFIX.test(prefix)) {
+    throw new AgentLockError('E_USAGE', `the Redis namespace ${JSON.stringify(prefix)} is not valid`, {
+      hint: 'use 1 to 64 letters, digits or . _ : / -',
+    });
+  }
+  return prefix;
 }

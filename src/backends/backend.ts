@@ -3,6 +3,16 @@ import type { Decided, StoreEvent, StoreState } from '../core/decide.js';
 
 export type BackendKind = 'memory' | 'file' | 'redis';
 
+/** What `repair` found and did. */
+export interface RepairReport {
+  /** What was wrong, one line each; empty when nothing was. */
+  readonly damage: readonly string[];
+  /** Where the damaged data was kept. */
+  readonly keptAt: readonly string[];
+  /** Locks the repaired store still holds (read from the undamaged part). */
+  readonly locksKept: number;
+}
+
 /**
  * Called after a commit: with the ids of the records it touched when the store knows them (Redis
  * publishes them), else null (something changed). A lease whose records were not touched may
@@ -30,6 +40,8 @@ export interface Backend {
   readonly kind: BackendKind;
   /** Where the store is, for messages: a folder, or a URL without its password. */
   readonly location: string;
+  /** Redis: the key prefix (namespace) of this store on its server; others share the server. */
+  readonly namespace?: string;
   /**
    * `now` is the store's clock (the server's for Redis). `clock` replaces it, for tests that move
    * time by hand; a Redis store then trusts the caller's clock instead of checking it.
@@ -53,6 +65,11 @@ export interface Backend {
    * Redis: a channel per process.
    */
   watchWaiter(waiter: string, listener: WatchListener): Promise<() => Promise<void>>;
+  /**
+   * Moves what cannot be read aside (kept, timestamped) and lets the store go on with the rest:
+   * only when a person asks (`alock repair`). Absent on stores that cannot be damaged (memory).
+   */
+  repair?(): Promise<RepairReport>;
   /** Recorded events (breaks), newest last. */
   events(limit: number): Promise<StoreEvent[]>;
   close(): Promise<void>;

@@ -19,6 +19,11 @@ export interface Marker {
   readonly created_at: string;
   /** For a Redis store: its URL (credentials included: the marker is 0600) and key prefix. */
   readonly redis?: { readonly url: string; readonly prefix: string };
+  /**
+   * A file store's log was written before this marker: a missing log is then damage. Markers of
+   * older versions lack it (they were written by read-only commands before any log existed).
+   */
+  readonly log?: true;
 }
 
 export interface OpenBackendOptions {
@@ -35,13 +40,14 @@ export interface OpenBackendOptions {
    *  is recorded in the marker. One from the environment never is (it is kept out of the file). */
   readonly redisUrlGiven?: boolean;
   readonly redisPrefix: string | null;
+  /** The prefix a new Redis store takes when none is set: the repository's own (tree.ts). */
+  readonly repositoryPrefix: () => string;
   readonly redisTimeoutMs: number;
   readonly redisProbe: { readonly host: string; readonly port: number } | null;
   readonly staleMs: number;
 }
 
 const MARKER = 'backend.json';
-export const DEFAULT_PREFIX = 'agent-lock';
 const PROBE_MS = 150;
 
 export function readMarker(storeDir: string): Marker | null {
@@ -74,7 +80,7 @@ function writeMarker(storeDir: string, target: StoreTarget, now: number): void {
     schema: 'agent-lock/store-v1',
     backend: target.backend,
     created_at: new Date(now).toISOString(),
-    ...(target.redis ? { redis: target.redis } : {}),
+    ...(target.redis ? { redis: target.redis } : { log: true }),
   };
   writeAtomic(path.join(storeDir, MARKER), `${JSON.stringify(marker)}\n`);
 }
@@ -83,6 +89,7 @@ function writeMarker(storeDir: string, target: StoreTarget, now: number): void {
 interface StoreTarget {
   readonly backend: Exclude<BackendKind, 'memory'>;
   readonly redis?: { readonly url: string; readonly prefix: string };
+  readonly log?: true;
 }
 
 function describe(target: StoreTarget): string {
@@ -134,7 +141,9 @@ async function openTarget(
   options: OpenBackendOptions,
   fresh: boolean,
 ): Promise<Backend> {
-  if (target.backend === 'file') return new FileStore({ ...options, dir: options.storeDir, fresh });
+  if (target.backend === 'file') {
+    return new FileStore({ ...options, dir: options.storeDir, fresh, logExpected: target.log === true });
+  }
   // Loaded only for Redis stores: ioredis stays out of every file-store process.
   const { RedisStore } = await import('./redis/redis-store.js');
   return new RedisStore({
@@ -171,8 +180,12 @@ export async function openBackend(options: OpenBackendOptions): Promise<Backend>
       : {
           backend,
           redis: {
-            url: redisUrl(options.redisUrl, marker?.redis?.url) ?? probed ?? 'redis://127.0.0.1:6379',
-            prefix: options.redisPrefix ?? marker?.redis?.prefix ?? DEFAULT_PREFIX,
+            // Asked for Redis with no URL anywhere: the server the probe would look for.
+            url:
+              redisUrl(options.redisUrl, marker?.redis?.url) ??
+              probed ??
+              `redis://${options.redisProbe?.host ?? '127.0.0.1'}:${options.redisProbe?.port ?? 6379}`,
+            prefix: options.redisPrefix ?? marker?.redis?.prefix ?? options.repositoryPrefix(),
           },
         };
 
@@ -195,17 +208,28 @@ export async function openBackend(options: OpenBackendOptions): Promise<Backend>
       );
     }
   }
-  const opened = await openTarget(wanted, options, fresh);
+  const opened = await openTarget(
+    recorded?.log === true && wanted.backend === 'file' ? { ...wanted, log: true } : wanted,
+    options,
+    fresh,
+  );
   const rotated = options.redisUrlGiven === true && recorded !== null && rotatedPassword(recorded, wanted);
-  if (recorded === null || !sameStore(recorded, wanted) || rotated) {
+  // A file store marked by an older version gets `log` once its log reads whole, so that a log
+  // removed from then on is seen as damage.
+  const unmarkedLog = recorded?.backend === 'file' && recorded.log !== true && wanted.backend === 'file';
+  if (recorded === null || !sameStore(recorded, wanted) || rotated || unmarkedLog) {
     // A store is recorded as Redis only once its server has answered: a typo'd URL changes nothing.
-    if (wanted.redis) {
-      try {
-        await storeIsEmpty(opened);
-      } catch (error) {
-        await opened.close();
-        throw error;
+    // A file store's marker is written only beside a readable log, made first (fences from 1): a
+    // read-only first command no longer leaves a marker whose store seeds fences from the clock.
+    try {
+      await storeIsEmpty(opened);
+    } catch (error) {
+      if (!wanted.redis && error instanceof AgentLockError && error.code === 'E_STORE_UNREADABLE') {
+        // A damaged log without a marker: no marker over it, but the store opens, for `repair`.
+        return opened;
       }
+      await opened.close();
+      throw error;
     }
     writeMarker(storeDir, wanted, options.now());
   }

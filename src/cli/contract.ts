@@ -230,6 +230,14 @@ export const COMMANDS: readonly CommandSpec[] = [
     fail: ['held'],
   },
   {
+    name: 'repair',
+    args: '',
+    summary: 'move damage in the store aside (kept, timestamped) and go on with what can be read',
+    flags: [],
+    ok: ['repaired', 'clean'],
+    fail: [],
+  },
+  {
     name: 'init',
     args: '',
     summary: 'create the store and record its backend (and Redis server)',
@@ -237,6 +245,10 @@ export const COMMANDS: readonly CommandSpec[] = [
       {
         flags: '--redis-url <url>',
         description: 'the Redis server of a redis store (redis:// or rediss://)',
+      },
+      {
+        flags: '--shared <name>',
+        description: "a Redis namespace shared with other repositories (default: the repository's own)",
       },
     ],
     ok: ['initialized'],

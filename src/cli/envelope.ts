@@ -4,7 +4,7 @@ import type { Answer } from './answer.js';
 /** The one JSON object `--json` prints, and the MCP tools' structured output: the same shape for both. */
 export function envelope(
   answer: Answer,
-  agent: { id: string; parentId: string | null } | null,
+  agent: { id: string; parentId: string | null; parentInferred?: boolean } | null,
   error: AgentLockError | null,
 ) {
   return {
@@ -13,7 +13,14 @@ export function envelope(
     status: answer.status,
     ok: answer.exitCode === 0,
     exit_code: answer.exitCode,
-    agent: agent ? { id: agent.id, parent_id: agent.parentId } : null,
+    agent: agent
+      ? {
+          id: agent.id,
+          parent_id: agent.parentId,
+          // The parent came from the calling process, not from the caller (AGENT_PARENT_ID).
+          ...(agent.parentInferred ? { parent_inferred: true } : {}),
+        }
+      : null,
     locks: answer.locks,
     conflicts: answer.conflicts,
     message: answer.message,

@@ -1,5 +1,5 @@
 /** The words: how each outcome reads for people and agents. Nothing here decides anything. */
-import type { Lock } from '../core/lock.js';
+import { type Lock, UNKNOWN_HOLDER } from '../core/lock.js';
 
 export interface Style {
   readonly color: boolean;
@@ -26,6 +26,14 @@ export function age(ms: number): string {
 
 /** `by codex-1 (child of claude-2) · "refactor login" · 3m ago · fence 12 · 25s left`. */
 export function describeHolder(lock: Lock, now: number, style: Style): string {
+  if (lock.agent_id === UNKNOWN_HOLDER) {
+    // Nothing in it can be read: no holder, age or intent to show, only the id that break takes.
+    return [
+      `by ${UNKNOWN_HOLDER}`,
+      paint(style, 'yellow', `UNREADABLE record, id ${lock.id}`),
+      'it blocks every scope until the store is repaired or the record broken by id',
+    ].join(' · ');
+  }
   const parts: string[] = [];
   const who = lock.parent_agent_id ? `${lock.agent_id} (child of ${lock.parent_agent_id})` : lock.agent_id;
   parts.push(`by ${who}`);

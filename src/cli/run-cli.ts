@@ -10,7 +10,7 @@ import type { Outcome } from '../core/decide.js';
 import { AgentLockError, asAgentLockError, isAgentLockError } from '../core/errors.js';
 import { type Identity, resolveIdentity } from '../core/identity.js';
 import { parseSeconds } from '../core/config.js';
-import type { Lock } from '../core/lock.js';
+import { type Lock, UNKNOWN_HOLDER } from '../core/lock.js';
 import { type PathScope, scopeFromPattern } from '../core/scope.js';
 import { ancestorChain, hostName } from '../host/process.js';
 import { type Locks, openLocks } from '../locks.js';
@@ -105,7 +105,7 @@ export class Cli implements CliContext {
     this.name = io.programName ?? 'alock';
   }
 
-  async open(extra: { redisUrl?: string } = {}): Promise<Locks> {
+  async open(extra: { redisUrl?: string; redisPrefix?: string } = {}): Promise<Locks> {
     if (this.locks) return this.locks;
     const g = this.globals();
     if (g.backend !== undefined && g.backend !== 'file' && g.backend !== 'redis') {
@@ -230,14 +230,18 @@ export class Cli implements CliContext {
   held(command: string, outcome: Outcome<string>, asked: string[]): Answer {
     const holders = [...new Set(outcome.conflicts.map((l) => l.agent_id))].join(', ');
     const message = `${asked.join(' ')} held by ${holders}`;
+    const people = [...new Set(outcome.conflicts.map((l) => l.agent_id))].filter(
+      (id) => id !== UNKNOWN_HOLDER,
+    );
+    const unreadable = outcome.conflicts.filter((l) => l.agent_id === UNKNOWN_HOLDER);
+    const next =
+      unreadable.length > 0
+        ? `next: ${this.cmd('repair')} moves the unreadable records aside (kept), or ${this.cmd(`break --id ${unreadable.map((l) => l.id).join(' ')}`)} once you know nobody holds them`
+        : `next: work elsewhere, ask ${people.join(', ')}, or check again later (${this.cmd(`check ${asked.join(' ')}`)})`;
     return this.answer(
       command,
       outcome,
-      [
-        this.head('held', asked.join(' ')),
-        ...this.lines(outcome.conflicts),
-        `next: work elsewhere, ask ${holders}, or check again later (${this.cmd(`check ${asked.join(' ')}`)})`,
-      ],
+      [this.head('held', asked.join(' ')), ...this.lines(outcome.conflicts), next],
       message,
     );
   }
@@ -374,6 +378,9 @@ async function acquire(
         [
           cli.head('already_mine', asked.join(' ')),
           `  covered by your ${cli.scopes(outcome.locks)}`,
+          ...(opts.ttl !== undefined && outcome.locks.every((l) => l.ttl_seconds === Number(opts.ttl))
+            ? [`  lease set to ${opts.ttl}s from now, as asked`]
+            : []),
           ...cli.lines(outcome.locks),
         ],
         `already yours: covered by ${cli.scopes(outcome.locks)}`,
@@ -440,30 +447,44 @@ async function release(
     const what = outcome.locks.length === 0 ? '(you held nothing)' : cli.scopes(outcome.locks);
     return cli.answer(command, outcome, [cli.head('released', what)], `released ${what}`);
   }
+  // Several scopes: say of each what happened, the worst outcome first.
+  const missing = (outcome.notFound ?? []).map(quoteArg).join(' ');
+  const others = [
+    ...(outcome.locks.length ? [`  released: ${cli.scopes(outcome.locks)}`] : []),
+    ...(outcome.status === 'refused' && missing ? [`  not locked: ${missing}`] : []),
+  ];
+  const extra = outcome.notFound ? { extra: { not_found: outcome.notFound } } : {};
   if (outcome.status === 'refused') {
     const holders = [...new Set(outcome.conflicts.map((l) => l.agent_id))].join(', ');
-    return cli.answer(
+    const refused = [...new Set(outcome.conflicts.map((l) => cli.scopeArg(l)))].join(' ');
+    return {
+      ...extra,
+      ...cli.answer(
+        command,
+        outcome,
+        [
+          cli.head('refused', `${refused} is held by ${holders}, not you`),
+          ...cli.lines(outcome.conflicts),
+          ...others,
+          `next: only its holder (or --token) may release it; ${cli.cmd(`break ${cli.scopeArg(outcome.conflicts[0]!)} --reason "..."`)} if it is abandoned`,
+        ],
+        `refused: held by ${holders}`,
+      ),
+    };
+  }
+  return {
+    ...extra,
+    ...cli.answer(
       command,
       outcome,
       [
-        cli.head('refused', `${asked} is held by ${holders}, not you`),
-        ...cli.lines(outcome.conflicts),
-        ...(outcome.locks.length ? [`  released meanwhile: ${cli.scopes(outcome.locks)}`] : []),
-        `next: only its holder (or --token) may release it; ${cli.cmd(`break ${cli.scopeArg(outcome.conflicts[0]!)} --reason "..."`)} if it is abandoned`,
+        cli.head('not_found', `${missing || asked}: no lock on exactly this scope`),
+        ...others,
+        `next: ${cli.cmd('mine')} lists what you hold`,
       ],
-      `refused: held by ${holders}`,
-    );
-  }
-  return cli.answer(
-    command,
-    outcome,
-    [
-      cli.head('not_found', `${asked}: no lock on exactly this scope`),
-      ...(outcome.locks.length ? [`  released meanwhile: ${cli.scopes(outcome.locks)}`] : []),
-      `next: ${cli.cmd('mine')} lists what you hold`,
-    ],
-    `not locked: ${asked}`,
-  );
+      `not locked: ${missing || asked}`,
+    ),
+  };
 }
 
 async function renew(cli: Cli, scopes: string[], opts: { ttl?: string; token?: string }) {
@@ -537,7 +558,7 @@ async function list(cli: Cli, command: 'list' | 'mine', opts: { worktrees?: bool
   const locks = await cli.open();
   const outcome = command === 'list' ? await locks.list() : await locks.mine();
   const n = outcome.locks.length;
-  const where = `${locks.backend.kind} store ${locks.backend.location}`;
+  const where = storeName(locks);
   const head = cli.head(
     'listed',
     `${n} ${n === 1 ? 'lock' : 'locks'}${command === 'mine' ? ` of ${locks.agent.id}` : ''} (${where})`,
@@ -556,7 +577,11 @@ async function list(cli: Cli, command: 'list' | 'mine', opts: { worktrees?: bool
   // The queue is not a list of locks: it goes beside them, in the same lock shape (status waiting).
   return {
     ...cli.answer(command, outcome, text, `${n} locks`),
-    extra: { waiting: outcome.waiting, ...(grouped ? { worktrees: grouped.groups } : {}) },
+    extra: {
+      waiting: outcome.waiting,
+      store: storeOf(locks),
+      ...(grouped ? { worktrees: grouped.groups } : {}),
+    },
   };
 }
 
@@ -655,10 +680,12 @@ async function whoami(cli: Cli): Promise<Answer> {
   const id = locks.identity;
   const text = [
     `AGENT ${id.agentId} (from ${id.idSource})`,
-    `PARENT ${id.parentAgentId ?? '(none)'}${id.parentAgentId ? ` (from ${id.parentSource})` : ''}`,
+    parentInferred(id)
+      ? `PARENT ${id.parentAgentId} (inferred: the id this process has without AGENT_ID; AGENT_PARENT_ID=none for no parent)`
+      : `PARENT ${id.parentAgentId ?? '(none)'}${id.parentAgentId || id.parentSource === 'AGENT_PARENT_ID' ? ` (from ${id.parentSource})` : ''}`,
     `HOLDER pid ${id.holder.pid} (${id.holderName}) on ${id.holder.host}: your locks live as long as it runs`,
     `TREE ${locks.tree.root}${locks.tree.key !== locks.tree.root ? ` (key ${locks.tree.key} from AGENT_LOCK_TREE)` : ''}`,
-    `STORE ${locks.backend.kind} ${locks.backend.location}`,
+    `STORE ${locks.backend.kind} ${locks.backend.location}${locks.backend.namespace ? ` namespace ${locks.backend.namespace}` : ''}`,
     ...id.warnings.map((w) => `${paint(cli.style, 'yellow', 'WARNING')} ${w}`),
   ];
   return plain(
@@ -673,7 +700,7 @@ async function whoami(cli: Cli): Promise<Answer> {
         parent_source: id.parentSource,
         holder: { ...id.holder, name: id.holderName },
         tree: locks.tree,
-        store: { backend: locks.backend.kind, location: locks.backend.location },
+        store: storeOf(locks),
         warnings: id.warnings,
       },
     },
@@ -694,17 +721,61 @@ async function eventLog(cli: Cli): Promise<Answer> {
   return { ...plain('log', 'listed', text, { events }), message: `${events.length} events` };
 }
 
-async function init(cli: Cli, o: { redisUrl?: string }): Promise<Answer> {
-  const locks = await cli.open(o.redisUrl === undefined ? {} : { redisUrl: o.redisUrl });
+async function repair(cli: Cli): Promise<Answer> {
+  const locks = await cli.open();
+  const report = await locks.repair();
+  const where = `${locks.backend.kind} store ${locks.backend.location}`;
+  if (report.damage.length === 0) {
+    return plain(
+      'repair',
+      'clean',
+      [`CLEAN ${where}: nothing to repair (${report.locksKept} locks readable)`],
+      { repair: report },
+      'nothing to repair',
+    );
+  }
+  return plain(
+    'repair',
+    'repaired',
+    [
+      `REPAIRED ${where}: ${report.locksKept} readable locks kept`,
+      ...report.damage.map((line) => `  damage: ${line}`),
+      ...report.keptAt.map((at) => `  kept aside: ${at}`),
+      `next: ${cli.cmd('list')} shows what the store holds now`,
+    ],
+    { repair: report },
+    `repaired: ${report.damage.join('; ')}`,
+  );
+}
+
+async function init(cli: Cli, o: { redisUrl?: string; shared?: string }): Promise<Answer> {
+  const locks = await cli.open({
+    ...(o.redisUrl === undefined ? {} : { redisUrl: o.redisUrl }),
+    ...(o.shared === undefined ? {} : { redisPrefix: o.shared }),
+  });
   // Opening decides nothing; one read makes sure the store (a Redis server, say) really answers.
   await locks.list();
   return plain(
     'init',
     'initialized',
-    [`INITIALIZED ${locks.backend.kind} store ${locks.backend.location}`],
-    { store: { backend: locks.backend.kind, location: locks.backend.location } },
+    [`INITIALIZED ${storeName(locks)}`],
+    { store: storeOf(locks) },
     `initialized ${locks.backend.location}`,
   );
+}
+
+/** Which store an answer speaks of: a file folder, or a Redis server and the namespace on it. */
+function storeOf(locks: Locks): { backend: string; location: string; namespace: string | null } {
+  return {
+    backend: locks.backend.kind,
+    location: locks.backend.location,
+    namespace: locks.backend.namespace ?? null,
+  };
+}
+
+function storeName(locks: Locks): string {
+  const ns = locks.backend.namespace;
+  return `${locks.backend.kind} store ${locks.backend.location}${ns === undefined ? '' : ` namespace ${ns}`}`;
 }
 
 /** The command word of argv (skipping global flags and their values), if it names a command. */
@@ -784,6 +855,7 @@ function buildProgram(cli: Cli, setAnswer: (a: Answer) => void, only: string | n
     ),
   );
   sub('init').action(act((o) => init(cli, o)));
+  sub('repair').action(act(() => repair(cli)));
   // Integrations load only when used: the MCP SDK and friends stay out of every other command's start-up.
   sub('mcp').action(act(async () => (await import('../mcp/server.js')).mcpCommand(cli)));
   sub('skill').action(
@@ -871,7 +943,10 @@ export async function runCli(fullArgv: readonly string[], io: CliIo): Promise<nu
     else if (done.raw) {
       io.stdout(done.raw.stdout);
       if (done.raw.stderr) io.stderr(done.raw.stderr);
-    } else io.stdout(`${[...done.text, ...warningLines(cli.style, done.warnings)].join('\n')}\n`);
+    } else
+      io.stdout(
+        `${[...done.text, ...warningLines(cli.style, done.warnings), ...inferenceNote(cli, done)].join('\n')}\n`,
+      );
     exitCode = done.exitCode;
     return exitCode;
   } catch (error) {
@@ -901,11 +976,37 @@ export async function runCli(fullArgv: readonly string[], io: CliIo): Promise<nu
   }
 }
 
-function agentOf(cli: Cli): { id: string; parentId: string | null } | null {
+function agentOf(cli: Cli): { id: string; parentId: string | null; parentInferred: boolean } | null {
   try {
     const who = cli.identity();
-    return { id: who.agentId, parentId: who.parentAgentId };
+    return { id: who.agentId, parentId: who.parentAgentId, parentInferred: parentInferred(who) };
   } catch {
     return null;
   }
+}
+
+function parentInferred(who: Identity): boolean {
+  return who.parentSource === 'without AGENT_ID' && who.parentAgentId !== null;
+}
+
+/** Decisions whose answer depends on who the caller's parent is (family rules). */
+const FAMILY_DECISIONS = new Set(['acquire', 'check', 'resume', 'release', 'renew', 'note']);
+
+/**
+ * The line that says an answer relied on a parent inferred from the calling process: setting
+ * AGENT_ID alone silently makes you a sub-agent of whoever runs you, which may grant what a
+ * stranger would be refused.
+ */
+function inferenceNote(cli: Cli, done: Answer): string[] {
+  if (!FAMILY_DECISIONS.has(done.command)) return [];
+  let who: Identity;
+  try {
+    who = cli.identity();
+  } catch {
+    return [];
+  }
+  if (!parentInferred(who)) return [];
+  return [
+    `note: acting as a sub-agent of ${who.parentAgentId} (inferred, since AGENT_ID is set and AGENT_PARENT_ID is not); AGENT_PARENT_ID=none acts with no parent`,
+  ];
 }

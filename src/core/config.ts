@@ -1,5 +1,5 @@
 import { AgentLockError } from './errors.js';
-import { validateAgentId } from './identity.js';
+import { saysNoParent, validateAgentId } from './identity.js';
 import { parseRedisUrl, RedisUrlError } from './redis-url.js';
 
 export type BackendName = 'file' | 'redis';
@@ -75,7 +75,7 @@ export function readConfig(env: Env): Config {
   const tree = treeRaw === undefined || treeRaw === '' ? null : validateAgentId(treeRaw, 'AGENT_LOCK_TREE');
   if (env.AGENT_ID !== undefined && env.AGENT_ID.trim() !== '')
     validateAgentId(env.AGENT_ID.trim(), 'AGENT_ID');
-  if (env.AGENT_PARENT_ID !== undefined && env.AGENT_PARENT_ID.trim() !== '') {
+  if (env.AGENT_PARENT_ID !== undefined && !saysNoParent(env.AGENT_PARENT_ID)) {
     validateAgentId(env.AGENT_PARENT_ID.trim(), 'AGENT_PARENT_ID');
   }
   const redisUrl = env.AGENT_LOCK_REDIS_URL || env.REDIS_URL || null;

@@ -115,6 +115,11 @@ export interface Outcome<S extends string> {
   readonly conflicts: Lock[];
   /** Absent when there is nothing to warn about. */
   readonly warnings?: Warning[];
+  /**
+   * `release` of several scopes: those with no lock on exactly that scope, as normalised patterns
+   * (the released ones are in `locks`, the refused ones' locks in `conflicts`).
+   */
+  readonly notFound?: readonly string[];
 }
 
 /** `other_worktree`: AGENT_LOCK_WORKTREES=block and another worktree of the repository holds an overlap. */
@@ -669,9 +674,21 @@ export function decideAcquire(
   }
   if (found.covering.every((record) => record !== undefined)) {
     const touched = new Map<string, LockRecord>();
-    for (const record of found.covering) {
-      if (record && !touched.has(record.id)) touched.set(record.id, { ...record, updated_at: ctx.now });
-    }
+    const ttl = req.ttlSeconds;
+    found.covering.forEach((record, i) => {
+      if (!record) return;
+      const before = touched.get(record.id) ?? record;
+      let lease = {};
+      if (ttl !== null && ttl !== undefined) {
+        const until = ctx.now + ttl * 1000;
+        // A TTL asked again for the lock's own scope is the lease wanted from now on: asking for
+        // 600 s must not leave 10 s. A wider lock that covers the scope is only ever lengthened,
+        // and one without a TTL keeps none: a narrow request must not shorten a wide claim.
+        if (sameScope(record, req.targets[i]!)) lease = { ttl_seconds: ttl, expires_at: until };
+        else if (before.expires_at !== null && before.expires_at < until) lease = { expires_at: until };
+      }
+      touched.set(record.id, { ...before, updated_at: ctx.now, ...lease });
+    });
     for (const record of touched.values()) d.put(record);
     return d.done(
       outcome(
@@ -914,7 +931,7 @@ export function decideRelease(
   }
   const released: LockRecord[] = [];
   const refused: LockRecord[] = [];
-  let missing = false;
+  const missing: string[] = [];
   for (const target of req.targets) {
     const candidates = d.live().filter((r) => r.status !== 'waiting' && sameScope(r, target));
     const owned = candidates.filter((r) => owns(r, ctx.caller, tokenHash));
@@ -926,17 +943,17 @@ export function decideRelease(
     } else if (candidates.length > 0) {
       refused.push(...candidates);
     } else {
-      missing = true;
+      missing.push(target.scope.pattern);
     }
   }
-  const status: ReleaseStatus = refused.length > 0 ? 'refused' : missing ? 'not_found' : 'released';
-  return d.done(
-    outcome(
-      status,
-      released.map((r) => d.view(r)),
-      refused.map((r) => d.view(r)),
-    ),
+  const status: ReleaseStatus =
+    refused.length > 0 ? 'refused' : missing.length > 0 ? 'not_found' : 'released';
+  const answer = outcome(
+    status,
+    released.map((r) => d.view(r)),
+    refused.map((r) => d.view(r)),
   );
+  return d.done(missing.length > 0 ? { ...answer, notFound: missing } : answer);
 }
 
 export function decideRenew(

@@ -139,6 +139,13 @@ function sessionId(env: Env): { id: string; source: IdSource } | null {
   return null;
 }
 
+/** `AGENT_PARENT_ID` set and empty, or `none`: the caller says it has no parent (no inference). */
+export function saysNoParent(value: string | undefined): boolean {
+  if (value === undefined) return false;
+  const text = value.trim();
+  return text === '' || text.toLowerCase() === 'none';
+}
+
 /**
  * Who is asking, by the contract's precedence: AGENT_ID, then the agent session variables, then a
  * fingerprint of the first ancestor that is neither a shell nor a launcher.
@@ -157,7 +164,10 @@ export function resolveIdentity(env: Env, chain: readonly ProcessFacts[], host: 
   let parentAgentId: string | null = null;
   let parentSource: ParentSource = 'none';
   const parentVar = env.AGENT_PARENT_ID?.trim();
-  if (parentVar) {
+  if (saysNoParent(env.AGENT_PARENT_ID)) {
+    // Said outright: no parent, and no inference from the calling process either.
+    parentSource = 'AGENT_PARENT_ID';
+  } else if (parentVar) {
     parentAgentId = validateAgentId(parentVar, 'AGENT_PARENT_ID');
     parentSource = 'AGENT_PARENT_ID';
   } else if (explicit && natural.id !== agentId) {

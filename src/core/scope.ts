@@ -81,6 +81,17 @@ export function parseScope(input: string, ctx: ScopeContext): Scope {
   }
   const rel = path.relative(ctx.root, real);
   const relSegments = rel === '' ? [] : rel.split(path.sep);
+  return checkedPath(input, pathScope(text, rest, rel, relSegments, real, ctx));
+}
+
+function pathScope(
+  text: string,
+  rest: readonly string[],
+  rel: string,
+  relSegments: readonly string[],
+  real: string,
+  ctx: ScopeContext,
+): Scope {
   // The scope is rebuilt from its final text, exactly as stored records are (scopeFromPattern), so a
   // folder whose real name holds a wildcard character (`app/[slug]`) is judged the same way on both
   // sides of every comparison: as a glob there, which may over-refuse but never under-refuses.
@@ -89,6 +100,36 @@ export function parseScope(input: string, ctx: ScopeContext): Scope {
   const folderMeant = rel === '' || text.endsWith('/') || ctx.probe.isDirectory(real);
   if (folderMeant) return scopeFromPattern(rel === '' ? '**' : `${rel.split(path.sep).join('/')}/**`, 'path');
   return scopeFromPattern(relSegments.join('/'), 'path');
+}
+
+/** The longest path scope a store keeps, and the longest name of one file or folder in it. */
+export const MAX_PATH_SCOPE = 4096;
+export const MAX_PATH_SEGMENT = 255;
+const utf8 = new TextEncoder();
+
+/**
+ * What no path scope may be, once normalised: inside git's own folder (its files are git's, and a
+ * lock there would freeze or guard them), or longer than any path a file system has.
+ */
+function checkedPath(input: string, scope: Scope): Scope {
+  if (scope.kind !== 'path') return scope;
+  const segments = scope.pattern.split('/');
+  if (segments.includes('.git')) {
+    throw new AgentLockError('E_SCOPE_INVALID', `scope ${input} is inside .git/, which belongs to git`, {
+      hint: 'claim the files of the work tree, or an @resource such as @git/index for git operations',
+    });
+  }
+  const long = segments.find((segment) => utf8.encode(segment).length > MAX_PATH_SEGMENT);
+  if (scope.pattern.length > MAX_PATH_SCOPE || long !== undefined) {
+    const why =
+      long !== undefined
+        ? `has a name longer than ${MAX_PATH_SEGMENT} bytes`
+        : `is longer than ${MAX_PATH_SCOPE} characters`;
+    throw new AgentLockError('E_SCOPE_INVALID', `scope ${input.slice(0, 60)}... ${why}`, {
+      hint: 'name a shorter path, or a folder or glob above it',
+    });
+  }
+  return scope;
 }
 
 export function parseResource(input: string): ResourceScope {

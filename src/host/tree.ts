@@ -131,3 +131,78 @@ export const fsProbe: PathProbe = {
   },
   isDirectory: isDir,
 };
+
+/**
+ * The origin remote of a repository, normalised so that every clone of it agrees whatever the
+ * protocol, user, port or case: `git@github.com:Org/Repo.git` and `https://u@github.com/org/repo/`
+ * are both `github.com/org/repo` (folding case may merge two repositories into one namespace, the
+ * safe side; splitting one in two would not be). Read from the common dir's `config` file (no git
+ * process). A local path is made absolute. Null without an origin.
+ */
+export function originOf(gitCommonDir: string): string | null {
+  let text: string;
+  try {
+    text = readFileSync(path.join(gitCommonDir, 'config'), 'utf8');
+  } catch {
+    return null;
+  }
+  let inOrigin = false;
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (line.startsWith('[')) inOrigin = /^\[remote\s+"origin"\]$/.test(line);
+    else if (inOrigin) {
+      const match = /^url\s*=\s*(.+)$/.exec(line);
+      if (match?.[1])
+        return normaliseRemote(match[1].trim().replace(/^"|"$/g, ''), path.dirname(gitCommonDir));
+    }
+  }
+  return null;
+}
+
+export function normaliseRemote(url: string, base: string): string {
+  let host: string;
+  let rest: string;
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url);
+  if (scheme && scheme[1]!.toLowerCase() !== 'file') {
+    const after = url.slice(scheme[0].length).replace(/^[^@/]*@/, '');
+    const slash = after.indexOf('/');
+    // The port goes (`host:22`), not the colons of an IPv6 address in brackets.
+    host = (slash === -1 ? after : after.slice(0, slash)).replace(/:\d*$/, '');
+    rest = slash === -1 ? '' : after.slice(slash + 1);
+  } else {
+    // scp-like `user@host:path` (git reads what follows the colon as a path, digits included).
+    const scp = scheme ? null : /^(?:[^@/]*@)?(\[[^\]]*\]|[^:/]+):(.*)$/.exec(url);
+    if (!scp) return `path:${path.resolve(base, scheme ? url.slice(scheme[0].length) : url)}`;
+    host = scp[1]!;
+    rest = scp[2]!;
+  }
+  const tail = rest
+    .split('/')
+    .filter(Boolean)
+    .join('/')
+    .replace(/\.git$/i, '');
+  return `${host}/${tail}`.toLowerCase();
+}
+
+/**
+ * The Redis key prefix a new store of this repository takes: its own namespace, so that two
+ * unrelated repositories that find one server never see each other's locks. Derived from what every
+ * clone of the repository shares: its origin; else AGENT_LOCK_TREE (the name clones set to share
+ * paths); else the repository's common dir (all its worktrees), else the tree.
+ */
+export function repositoryPrefix(tree: TreeInfo, treeName: string | null): string {
+  const origin = tree.gitCommonDir === null ? null : originOf(tree.gitCommonDir);
+  const identity = origin ?? (treeName !== null ? `tree:${treeName}` : (tree.gitCommonDir ?? tree.root));
+  const name =
+    (
+      origin ??
+      treeName ??
+      path.basename(tree.gitCommonDir === null ? tree.root : path.dirname(tree.gitCommonDir))
+    )
+      .split('/')
+      .filter(Boolean)
+      .at(-1) ?? 'repo';
+  const slug = name.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 32) || 'repo';
+  const digest = createHash('sha256').update(identity).digest('hex').slice(0, 10);
+  return `agent-lock:${slug}-${digest}`;
+}

@@ -396,10 +396,23 @@ describe('a corrupt record fails closed', () => {
     expect((await box.json('C', ['list'])).body.locks.filter((l) => l.id === 'lk_badshape')).toEqual([]);
   });
 
-  it('a torn last line (a writer killed mid-write) is ignored, not held', async () => {
+  it('a partial last line that no crashed writer left refuses every decision until repair', async () => {
     const before = await snapshot();
-    appendFileSync(path.join(box.store, 'locks.log'), '{"t":"tx","fence":99,"put":[{"id":"lk_to');
+    const log = path.join(box.store, 'locks.log');
+    appendFileSync(log, '{"t":"tx","fence":99,"put":[{"id":"lk_to');
+    const damagedBytes = readFileSync(log);
+    const refused = await box.json('C', ['acquire', '@fresh']);
+    expect(refused.code).toBe(2);
+    expect(refused.body.error?.code).toBe('E_STORE_UNREADABLE');
+    expect(refused.body.error?.message).toContain(log);
+    expect(readFileSync(log)).toEqual(damagedBytes);
+
+    const repaired = await box.json('C', ['repair']);
+    expect(repaired.code).toBe(0);
+    expect(repaired.body.status).toBe('repaired');
     expect(await snapshot()).toEqual(before);
+    const kept = (repaired.body.repair as { keptAt: string[] }).keptAt[0]!;
+    expect(readFileSync(kept)).toEqual(damagedBytes);
     expect((await box.run('C', ['acquire', '@fresh'])).code).toBe(0);
   });
 });

@@ -713,6 +713,7 @@ describe('whoami, version, contract, completion, init', () => {
         'contract',
         'completion',
         'init',
+        'repair',
         'mcp',
         'skill',
         'hooks',

@@ -219,13 +219,17 @@ describe('file store: torn and corrupt lines', () => {
   const torn = '{"t":"tx","fence":999,"put":[{"id":"lk_torn","scope":"src/a.ts"';
 
   for (const reader of ['a fresh handle', 'a warm handle'] as const) {
-    it(`cuts off a torn last line (seen by ${reader}) and keeps every earlier lock`, async () => {
+    it(`cuts off a dead writer's torn last line (seen by ${reader}), keeps it aside and every earlier lock`, async () => {
       const s = setup('torn');
       const a = await s.open('a');
       const granted = await a.acquire(['src/a.ts', '@keep']);
       expect(granted.status).toBe('acquired');
       const maxFence = Math.max(...granted.locks.map((lock) => lock.fence));
       const sizeBefore = statSync(s.log).size;
+      // A writer killed mid-write: it still holds the mutex, and its commit is half written.
+      const dead = await sleeper();
+      await killAndWait(dead.child);
+      plantMutex(s.store, dead);
       appendFileSync(s.log, torn);
 
       const next = reader === 'a fresh handle' ? await s.open('b') : a;
@@ -237,6 +241,9 @@ describe('file store: torn and corrupt lines', () => {
       expect(log.text.endsWith('\n')).toBe(true);
       expect(log.text).not.toContain('lk_torn');
       expect(statSync(s.log).size).toBeGreaterThan(sizeBefore);
+      const aside = readdirSync(path.join(s.store, 'damaged'));
+      expect(aside).toHaveLength(1);
+      expect(readFileSync(path.join(s.store, 'damaged', aside[0]!), 'utf8')).toBe(torn);
 
       const c = await s.open('c');
       const listed = await c.list();
@@ -282,13 +289,16 @@ describe('file store: torn and corrupt lines', () => {
     expect((await c.acquire(['@res'])).status).toBe('acquired');
   });
 
-  it('never grants a fence again after its log was emptied behind its back', async () => {
+  it('refuses a log emptied behind its back, and never grants a fence again after repair', async () => {
     const s = setup('emptied-log');
     const a = await s.open('a');
     const first = await a.acquire(['@first']);
     expect(first.status).toBe('acquired');
     writeFileSync(s.log, '');
     const b = await s.open('b');
+    await expect(b.acquire(['@second'])).rejects.toMatchObject({ code: 'E_STORE_UNREADABLE' });
+    await expect(a.acquire(['@second'])).rejects.toMatchObject({ code: 'E_STORE_UNREADABLE' });
+    expect((await b.repair()).damage).toHaveLength(1);
     const next = await b.acquire(['@second']);
     expect(next.status).toBe('acquired');
     expect(next.locks[0]!.fence).toBeGreaterThan(first.locks[0]!.fence);

@@ -246,6 +246,7 @@ describeRedis('backend selection and failures of the redis backend', () => {
       schema: 'agent-lock/store-v1',
       backend: 'file',
       created_at: expect.any(String),
+      log: true,
     });
     expect(await keyCount(admin, s.prefix)).toBe(0);
     expect((await s.run(['whoami'])).stdout).toMatch(/^STORE file /m);
@@ -291,14 +292,14 @@ describeRedis('backend selection and failures of the redis backend', () => {
       AGENT_LOCK_REDIS_PREFIX: s.prefix,
     });
     expect(init.code, init.stderr).toBe(0);
-    expect(init.stdout).toBe(`INITIALIZED redis store ${server.url}\n`);
+    expect(init.stdout).toBe(`INITIALIZED redis store ${server.url} namespace ${s.prefix}\n`);
     expect(s.marker()).toMatchObject({ backend: 'redis', redis: { url: server.url, prefix: s.prefix } });
 
     const taken = await s.run(['acquire', 'src/**'], {}, 'A');
     expect(taken.code, taken.stderr).toBe(0);
     expect(await redisLocks(admin, s.prefix)).toMatchObject([{ scope: 'src/**', agent_id: 'A' }]);
     const list = await s.run(['list'], {}, 'B');
-    expect(list.stdout.split('\n')[0]).toContain(`(redis store ${server.url})`);
+    expect(list.stdout.split('\n')[0]).toContain(`(redis store ${server.url} namespace ${s.prefix})`);
     const json = await s.run(['--json', 'init'], {}, 'B');
     expect(json.code).toBe(0);
     expect(parseOneJson(json.stdout)).toMatchObject({
@@ -397,7 +398,7 @@ describeRedis('backend selection and failures of the redis backend', () => {
 
     const init = await ok(['init', '--backend', 'redis', '--redis-url', securedUrl]);
     expect(init.code, init.stderr).toBe(0);
-    expect(init.stdout).toBe(`INITIALIZED redis store ${display}\n`);
+    expect(init.stdout).toBe(`INITIALIZED redis store ${display} namespace ${s.prefix}\n`);
     const initJson = await ok(['--json', 'init', '--redis-url', securedUrl]);
     expect(parseOneJson(initJson.stdout)).toMatchObject({ store: { location: display } });
     // The marker (0600) keeps the password, so later processes need no setting at all.
@@ -407,7 +408,7 @@ describeRedis('backend selection and failures of the redis backend', () => {
     expect((await ok(['acquire', 'src/**', '-m', 'secret work'])).code).toBe(0);
     expect((await ok(['--json', 'acquire', '@j'], { AGENT_LOCK_REDIS_URL: securedUrl })).code).toBe(0);
     const list = await ok(['list'], {}, 'B');
-    expect(list.stdout).toContain(`(redis store ${display})`);
+    expect(list.stdout).toContain(`(redis store ${display} namespace ${s.prefix})`);
     expect(parseOneJson((await ok(['--json', 'list'], {}, 'B')).stdout).locks).toHaveLength(2);
     expect((await ok(['whoami'])).stdout).toContain(`STORE redis ${display}`);
     expect((await ok(['--json', 'whoami'])).code).toBe(0);

@@ -31,6 +31,7 @@ import { isLockRecord, unreadableRecord } from '../../core/lock.js';
 import { makeDirs } from '../../host/make-dirs.js';
 import {
   type Backend,
+  type RepairReport,
   stopper,
   type TransactOptions,
   tell,
@@ -38,6 +39,14 @@ import {
   waiterTag,
 } from '../backend.js';
 import { applyChanges } from '../memory/memory-store.js';
+import {
+  checkLogStart,
+  cutTornTail,
+  damaged,
+  keepAside,
+  logStartDamage,
+  looksLikeTornCommit,
+} from './log-damage.js';
 import { FileMutex } from './mutex.js';
 import {
   openAppend,
@@ -61,6 +70,11 @@ export interface FileStoreOptions {
   readonly now: () => number;
   /** The store was created by this open: a missing log starts fences at 0, not from the clock. */
   readonly fresh: boolean;
+  /**
+   * The store's marker says a log was written with it: a missing log was then removed behind the
+   * store's back (damage), not yet to be made (a store marked by an older version, or a new one).
+   */
+  readonly logExpected?: boolean;
 }
 
 interface Cache {
@@ -72,12 +86,19 @@ interface Cache {
   fd: number;
   ino: number;
   size: number;
+  /**
+   * The log's mtime when the cache last matched it: a log rewritten in place to the same size (by
+   * hand, by a tool) is read again, not answered from the cache.
+   */
+  mtime: number;
   /** Size of the snapshot line the log starts with: compaction is due when the log outgrows it. */
   snapshotBytes: number;
   lines: number;
   locks: Map<string, LockRecord>;
   fence: number;
   tombstones: Tombstone[];
+  /** Lines that could not be read were applied (as `<unknown>` locks): keep the log at compaction. */
+  damaged: boolean;
 }
 
 const COMPACT_AFTER_LINES = 512;
@@ -147,7 +168,14 @@ export class FileStore implements Backend {
     this.logPath = path.join(options.dir, 'locks.log');
     this.eventsPath = path.join(options.dir, 'events.log');
     this.wakeDir = path.join(options.dir, 'wake');
-    this.mutex = new FileMutex(options.dir, options.self, options.mutexTimeoutMs, options.processAlive);
+    // A takeover from a dead owner cuts the commit it left half-written, before anyone else is let in.
+    this.mutex = new FileMutex(
+      options.dir,
+      options.self,
+      options.mutexTimeoutMs,
+      options.processAlive,
+      (stillTakingOver) => cutTornTail(options.dir, this.logPath, options.now(), stillTakingOver),
+    );
     openMutexes.add(this.mutex);
     if (!exitHookInstalled) {
       exitHookInstalled = true;
@@ -478,6 +506,9 @@ export class FileStore implements Backend {
       stat = lstatSync(this.logPath);
     } catch (error) {
       if (!isMissing(error)) throw error;
+      if (this.options.logExpected === true || this.cache !== null) {
+        throw damaged(this.logPath, 'is missing (removed behind the store)');
+      }
       return this.createLog();
     }
     if (!stat.isFile()) {
@@ -487,11 +518,17 @@ export class FileStore implements Backend {
     }
     const cache = this.cache;
     if (cache !== null && cache.ino === stat.ino) {
-      if (stat.size === cache.size) return cache;
+      if (stat.size === cache.size && stat.mtimeMs === cache.mtime) return cache;
       if (stat.size > cache.size) {
         this.applyBytes(cache, readRange(cache.fd, cache.size, stat.size), cache.size);
+        cache.mtime = stat.mtimeMs;
         return cache;
       }
+      if (stat.size === cache.size) return this.reload();
+      // Our cache counts whole lines only, and only a dead writer's partial line is ever cut: a log
+      // that shrank below them lost commits.
+      this.dropCache();
+      throw damaged(this.logPath, 'was cut short behind the store');
     }
     return this.reload();
   }
@@ -499,22 +536,23 @@ export class FileStore implements Backend {
   private reload(): Cache {
     const fd = openRead(this.logPath);
     try {
-      const { ino, size } = fstatSync(fd);
+      const { ino, size, mtimeMs } = fstatSync(fd);
+      const bytes = readRange(fd, 0, size);
+      checkLogStart(this.logPath, bytes);
       const fence = this.cache?.fence ?? 0;
       const cache: Cache = {
         fd,
         ino,
         size: 0,
+        mtime: mtimeMs,
         snapshotBytes: 0,
         lines: 0,
         locks: new Map(),
         fence,
         tombstones: [],
+        damaged: false,
       };
-      this.applyBytes(cache, readRange(fd, 0, size), 0);
-      // Every log starts with a snapshot (it is only ever replaced whole). One without it was
-      // emptied or cut short behind our back, its fence counter with it: restart from the clock.
-      if (cache.snapshotBytes === 0) cache.fence = Math.max(cache.fence, this.options.now() * 1000);
+      this.applyBytes(cache, bytes, 0);
       this.dropCache();
       this.cache = cache;
       return cache;
@@ -540,9 +578,17 @@ export class FileStore implements Backend {
       start = stop + 1;
     }
     cache.size = offset + end;
-    // Under the mutex a torn last line is a dead writer's: cut it off. Without it, it may be a
-    // write in progress.
-    if (repair && end < bytes.length) truncateSync(this.logPath, cache.size);
+    // Without the mutex a partial last line may be a write in progress. Under it, it is damage: the
+    // taker of a dead writer's mutex cuts that writer's torn commit before anyone else gets in.
+    if (repair && end < bytes.length) {
+      const tail = bytes.subarray(end);
+      throw damaged(
+        this.logPath,
+        looksLikeTornCommit(tail)
+          ? 'ends in a partial commit that no crashed writer left (cut short)'
+          : 'ends in bytes that are no commit (overwritten)',
+      );
+    }
   }
 
   private applyLine(cache: Cache, line: string, offset: number): void {
@@ -559,11 +605,13 @@ export class FileStore implements Backend {
       const id = `corrupt-${offset}`;
       cache.locks.set(id, unreadableRecord(id, now));
       cache.fence = Math.max(cache.fence, now * 1000);
+      cache.damaged = true;
       return;
     }
     const records = (list: unknown, from: string): LockRecord[] =>
       (Array.isArray(list) ? list : []).map((value, i) => {
         if (isLockRecord(value)) return value;
+        cache.damaged = true;
         const id =
           typeof (value as { id?: unknown })?.id === 'string' ? (value as { id: string }).id : `${from}-${i}`;
         return unreadableRecord(id, now);
@@ -621,8 +669,19 @@ export class FileStore implements Backend {
     const eventsFd = changes.events.length > 0 ? openAppend(this.eventsPath, true) : null;
     try {
       const bytes = Buffer.from(line);
-      writeAll(fd, bytes);
+      try {
+        writeAll(fd, bytes);
+      } catch (error) {
+        // A part written (a full disk) must not stay: the next decision would read it as damage.
+        try {
+          truncateSync(this.logPath, cache.size);
+        } catch {
+          // Then it is reported as damage, which is the safe side.
+        }
+        throw error;
+      }
       cache.size += bytes.length;
+      cache.mtime = fstatSync(fd).mtimeMs;
       cache.lines += 1;
       applyChanges(cache, changes);
       if (eventsFd !== null) {
@@ -637,7 +696,63 @@ export class FileStore implements Backend {
     if (longLog || bigLog) this.compact(cache);
   }
 
+  /**
+   * Moves damage aside, only when asked (`alock repair`): the log as it is is kept under damaged/,
+   * and a new one holds what could be read of it (records that cannot be read are dropped from the
+   * live store, not from the kept copy); fences go on from the clock, above anything granted.
+   */
+  async repair(): Promise<RepairReport> {
+    if (this.closed) throw new AgentLockError('E_CLOSED', 'this store handle is closed');
+    await this.mutex.lock();
+    try {
+      const now = this.options.now();
+      const damage: string[] = [];
+      let data = readPrivate(this.logPath);
+      if (data === null) {
+        if (this.options.logExpected !== true) return { damage, keptAt: [], locksKept: 0 };
+        damage.push(`${this.logPath} is missing`);
+        data = Buffer.alloc(0);
+      }
+      const start = damage.length === 0 ? logStartDamage(data) : null;
+      if (start !== null) damage.push(`${this.logPath} ${start}`);
+      const cache: Cache = {
+        fd: -1,
+        ino: -1,
+        size: 0,
+        mtime: 0,
+        snapshotBytes: 0,
+        lines: 0,
+        locks: new Map(),
+        fence: 0,
+        tombstones: [],
+        damaged: false,
+      };
+      this.applyBytes(cache, data, 0, false);
+      if (cache.size < data.length && start === null) damage.push(`${this.logPath} ends in a partial line`);
+      const unreadable = [...cache.locks.values()].filter((record) => record.unreadable === true);
+      if (unreadable.length > 0) damage.push(`${unreadable.length} record(s) cannot be read`);
+      if (damage.length === 0) return { damage, keptAt: [], locksKept: cache.locks.size };
+      for (const record of unreadable) cache.locks.delete(record.id);
+      const keptAt = data.length > 0 ? [keepAside(this.location, this.logPath, now)] : [];
+      // Whatever the damage hid may have taken fences: go on from the clock, above all of them.
+      const fence = Math.max(cache.fence, now * 1000);
+      writeAtomic(
+        this.logPath,
+        `${JSON.stringify({ t: 'snap', fence, locks: [...cache.locks.values()], tomb: cache.tombstones })}\n`,
+      );
+      this.dropCache();
+      return { damage, keptAt, locksKept: cache.locks.size };
+    } finally {
+      this.mutex.unlock();
+    }
+  }
+
   private compact(cache: Cache): void {
+    // The snapshot would no longer hold the lines that could not be read: keep them beside it.
+    if (cache.damaged) {
+      keepAside(this.location, this.logPath, this.options.now());
+      cache.damaged = false;
+    }
     const snapshot = `${JSON.stringify({
       t: 'snap',
       fence: cache.fence,
@@ -651,6 +766,7 @@ export class FileStore implements Backend {
     const stat = fstatSync(fd);
     cache.ino = stat.ino;
     cache.size = stat.size;
+    cache.mtime = stat.mtimeMs;
     cache.snapshotBytes = stat.size;
     cache.lines = 0;
     this.mutex.sweepDeadOwners();

@@ -41,14 +41,17 @@ export class FileMutex {
   private readonly ownerPath: string;
   private readonly nonce = randomBytes(8).toString('hex');
   private ownerIno = -1;
-  /** Set when the mutex was taken over from a dead owner: its half-done write must be repaired. */
-  recovered = false;
 
   constructor(
     private readonly dir: string,
     private readonly me: Holder,
     private readonly timeoutMs: number,
     private readonly processAlive: (pid: number, started: string) => boolean,
+    /**
+     * Runs when a dead owner's mutex is taken over, while it still names that owner: nobody else
+     * can be inside, so what the owner left half-done can be repaired safely (see log-damage.ts).
+     */
+    private readonly onTakeover: (stillTakingOver: () => boolean) => void = () => undefined,
   ) {
     this.mutexPath = path.join(dir, 'mutex');
     this.ownerPath = path.join(dir, `owner.${me.pid}.${this.nonce}`);
@@ -202,8 +205,18 @@ export class FileMutex {
           ? current === null
           : current !== null && current !== 'missing' && current.nonce === dead.nonce;
       if (!same) return;
+      // A taker paused for longer than the guard lasts may have been overtaken: the repair checks,
+      // just before it writes, that the guard is still ours and the mutex still the dead owner's.
+      this.onTakeover(() => {
+        try {
+          if (lstatSync(guard).ino !== this.ownerIno) return false;
+          const now = parseOwner(readPrivate(this.mutexPath));
+          return dead === null ? now === null : now !== null && now !== 'missing' && now.nonce === dead.nonce;
+        } catch {
+          return false;
+        }
+      });
       unlinkSync(this.mutexPath);
-      this.recovered = true;
       if (dead !== null) {
         try {
           unlinkSync(path.join(this.dir, `owner.${dead.pid}.${dead.nonce}`));

@@ -111,8 +111,15 @@ end
 
 -- A store without metadata is new, or lost its data (a restart without persistence, a flush): it
 -- gets a new epoch, so that every cached snapshot is known to be stale.
-local m = redis.call('HMGET', store, '#epoch', '#version', '#fence', '#watch')
+local m = redis.call('HMGET', store, '#epoch', '#version', '#fence', '#watch', '#tomb_v')
 local epoch, version, fence = m[1], m[2], m[3]
+-- Metadata that cannot be read fails closed, checked before anything is written (a script that
+-- fails halfway is not rolled back): nothing is decided over it, and nothing is rewritten. The
+-- client says so and names REPAIR_LUA, which keeps the damage aside when asked.
+local META = {'#epoch', '#version', '#fence', '#watch', '#tomb_v'}
+for k = 2, 5 do
+  if m[k] and not tonumber(m[k]) then return {'damaged', META[k]} end
+end
 if not epoch then
   epoch, version, fence = micros, '0', '0'
   redis.call('HSET', store, '#epoch', epoch, '#version', '0', '#fence', '0', '#tomb_v', '0')
@@ -317,20 +324,20 @@ if puts > 0 and puts <= 100 then
 elseif puts > 0 then
   each('HSET', store, 11, 10 + 2 * puts)
 end
-redis.call('HSET', store, unpack(fields))
-if dels > 0 then each('HDEL', store, 12 + 2 * puts, 11 + 2 * puts + dels) end
-if first_event <= #ARGV and each('RPUSH', events, first_event, #ARGV) > 2 * EVENTS_KEPT then
-  redis.call('LTRIM', events, -EVENTS_KEPT, -1)
-end
-
 local touched = {version, previous, ARGV[9] ~= '' and ARGV[9] or '-'}
 for k = 1, puts do touched[#touched + 1] = ARGV[9 + 2 * k] end
 for k = 1, dels do touched[#touched + 1] = ARGV[11 + 2 * puts + k] end
 local entry = table.concat(touched, ' ')
+-- The lists first: a list key of another type fails the script here, before the locks are written.
 -- Trimmed now and then, not on every commit: the list keeps at least the last CHANGES_KEPT.
 if redis.call('RPUSH', changes, entry) > 2 * CHANGES_KEPT then
   redis.call('LTRIM', changes, -CHANGES_KEPT, -1)
 end
+if first_event <= #ARGV and each('RPUSH', events, first_event, #ARGV) > 2 * EVENTS_KEPT then
+  redis.call('LTRIM', events, -EVENTS_KEPT, -1)
+end
+redis.call('HSET', store, unpack(fields))
+if dels > 0 then each('HDEL', store, 12 + 2 * puts, 11 + 2 * puts + dels) end
 -- Listeners get the whole commit: which records changed (a lease not among them skips its check),
 -- and the change itself, so that a handle at the previous version moves to this one without a
 -- round trip. Lines: the changes-list entry, the fence, the tombstones ('' unchanged), the records.
@@ -398,4 +405,32 @@ if until_ms > tonumber(redis.call('HGET', KEYS[1], '#watch') or '0') then
   redis.call('HSET', KEYS[1], '#watch', string.format('%.0f', until_ms))
 end
 return 1
+`;
+
+/**
+ * `alock repair`: moves the fields the client found unreadable (ARGV: field, value as read, ...)
+ * from the store hash into a hash of damage (KEYS[3], kept), each only while it still holds the
+ * value the client judged, so that a record a commit rewrote meanwhile stays. Then every metadata
+ * field but the tombstones goes and the changes list is emptied: the next commit starts a new epoch
+ * (every cached snapshot resyncs), and fences go on from the server's clock, above all granted
+ * before. Answers how many fields moved.
+ */
+export const REPAIR_LUA = `
+local store, changes, aside = KEYS[1], KEYS[2], KEYS[3]
+local moved, meta = 0, false
+for k = 1, #ARGV, 2 do
+  local field, value = ARGV[k], ARGV[k + 1]
+  if redis.call('HGET', store, field) == value then
+    redis.call('HSET', aside, field, value)
+    redis.call('HDEL', store, field)
+    moved = moved + 1
+    if string.byte(field, 1) == 35 then meta = true end
+  end
+end
+if moved > 0 then
+  -- A new epoch at the next commit: every cached snapshot, which may hold what moved, resyncs.
+  redis.call('HDEL', store, '#epoch', '#version', '#fence', '#tomb_v')
+  redis.call('DEL', changes)
+end
+return moved
 `;

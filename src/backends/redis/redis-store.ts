@@ -19,6 +19,7 @@ import { AgentLockError } from '../../core/errors.js';
 import type { LockRecord } from '../../core/lock.js';
 import { isLockRecord, unreadableRecord } from '../../core/lock.js';
 import {
+  type RepairReport,
   type Backend,
   stopper,
   type TransactOptions,
@@ -28,7 +29,7 @@ import {
 } from '../backend.js';
 import { applyChanges } from '../memory/memory-store.js';
 import { randomBytesPooled } from '../../host/random.js';
-import { COMMIT_LUA, WATCH_LUA } from './commit-script.js';
+import { COMMIT_LUA, REPAIR_LUA, WATCH_LUA } from './commit-script.js';
 import { parseRedisUrl, type RedisTarget } from '../../core/redis-url.js';
 
 export interface RedisStoreOptions {
@@ -48,6 +49,10 @@ export interface RedisStoreOptions {
 interface Client {
   agentLockCommit(...args: string[]): Promise<string[]>;
   agentLockWatch(key: string, ms: string): Promise<unknown>;
+  agentLockRepair(...args: string[]): Promise<number>;
+  hgetall(key: string): Promise<Record<string, string>>;
+  type(key: string): Promise<string>;
+  rename(key: string, to: string): Promise<unknown>;
   lrange(key: string, start: number, stop: number): Promise<string[]>;
   connect(): Promise<void>;
   disconnect(): void;
@@ -117,6 +122,7 @@ export class RedisStore implements Backend {
   readonly kind = 'redis' as const;
   readonly location: string;
   readonly prefix: string;
+  readonly namespace: string;
   private readonly target: RedisTarget;
   private readonly keys: string[];
   private readonly channel: string;
@@ -147,6 +153,7 @@ export class RedisStore implements Backend {
     this.target = parseRedisUrl(options.url);
     this.location = this.target.display;
     this.prefix = options.prefix;
+    this.namespace = options.prefix;
     const tag = `{${options.prefix}}`;
     this.keys = [`${tag}:store`, `${tag}:changes`, `${tag}:events`];
     this.channel = `${tag}:changed`;
@@ -549,6 +556,7 @@ export class RedisStore implements Backend {
     }
     const reply = await this.call(() => client.agentLockCommit(...args));
     const [kind, epoch, version, serverNow] = reply as [string, string, string, string];
+    if (kind === 'damaged') throw this.damaged(`field ${epoch} cannot be read`);
     this.serverNow = Number(serverNow);
     this.receivedAt = performance.now();
     if (kind === 'ok') {
@@ -582,12 +590,9 @@ export class RedisStore implements Backend {
     }
     let parsedTombstones = delta ? this.cache!.tombstones : [];
     if (tombstones !== '') {
-      try {
-        const value = JSON.parse(tombstones) as unknown;
-        parsedTombstones = Array.isArray(value) ? (value as Tombstone[]) : [];
-      } catch {
-        parsedTombstones = [];
-      }
+      const parsed = parseTombstones(tombstones);
+      if (parsed === null) throw this.damaged('field #tombstones cannot be read');
+      parsedTombstones = parsed;
     }
     this.cache = { epoch, version, locks, fence, tombstones: parsedTombstones };
   }
@@ -663,6 +668,7 @@ export class RedisStore implements Backend {
     });
     client.defineCommand('agentLockCommit', { numberOfKeys: 3, lua: COMMIT_LUA });
     client.defineCommand('agentLockWatch', { numberOfKeys: 1, lua: WATCH_LUA });
+    client.defineCommand('agentLockRepair', { numberOfKeys: 3, lua: REPAIR_LUA });
     try {
       await withDeadline(client.connect(), options.timeoutMs);
     } catch (error) {
@@ -672,15 +678,78 @@ export class RedisStore implements Backend {
     return client;
   }
 
-  /** Runs a command; any failure of the server or the connection is E_BACKEND_UNAVAILABLE. */
+  /**
+   * Runs a command; any failure of the server or the connection is E_BACKEND_UNAVAILABLE, but a key
+   * of another type, or data a script cannot read, is damage: E_STORE_UNREADABLE.
+   */
   private async call<T>(command: () => Promise<T>): Promise<T> {
     try {
       // ioredis bounds each command (commandTimeout, also while queued offline); a cluster that
       // is not ready yet queues commands of its own, without that bound.
       return await (this.target.cluster ? withDeadline(command(), this.options.timeoutMs + 100) : command());
     } catch (error) {
+      // The scripts check the store's data themselves before writing; the one damage left for the
+      // server to find is a key of another type (our keys are a hash and lists).
+      const message = error instanceof Error ? error.message : String(error);
+      if (/^WRONGTYPE|\bWRONGTYPE Operation/.test(message)) {
+        throw this.damaged('cannot be read (one of its keys is of another type)', error);
+      }
       throw this.unavailable(error);
     }
+  }
+
+  private damaged(what: string, cause?: unknown): AgentLockError {
+    return new AgentLockError(
+      'E_STORE_UNREADABLE',
+      `the redis store ${this.keys[0]} at ${this.location} ${what}: nothing is granted over it`,
+      {
+        ...(cause === undefined ? {} : { cause }),
+        hint: 'run alock repair: it moves the damage aside, kept, and the store goes on with what can be read',
+      },
+    );
+  }
+
+  /**
+   * Moves what cannot be read aside, into {PREFIX}:damaged:<time> (kept): records that do not parse,
+   * metadata that is no number or no JSON; a store key of another type is renamed there whole.
+   */
+  async repair(): Promise<RepairReport> {
+    const client = await this.connection();
+    const [store, changes, events] = this.keys as [string, string, string];
+    const aside = `{${this.prefix}}:damaged:${new Date().toISOString()}`;
+    const damage: string[] = [];
+    const wanted: [string, string, string][] = [
+      [store, 'hash', 'store'],
+      [changes, 'list', 'changes'],
+      [events, 'list', 'events'],
+    ];
+    for (const [key, type, name] of wanted) {
+      const found = await this.call(() => client.type(key));
+      if (found !== 'none' && found !== type) {
+        await this.call(() => client.rename(key, `${aside}:${name}`));
+        damage.push(`${key} was a ${found}, not a ${type}`);
+      }
+    }
+    const fields = await this.call(() => client.hgetall(store));
+    const move: string[] = [];
+    let locksKept = 0;
+    for (const [field, value] of Object.entries(fields)) {
+      let bad: boolean;
+      if (field === '#tombstones') bad = parseTombstones(value) === null;
+      else if (field === '#version' || field === '#fence' || field === '#tomb_v' || field === '#watch')
+        bad = !/^\d+$/.test(value);
+      else if (field.startsWith('#')) bad = false;
+      else bad = parseRecord(field, value, 0).unreadable === true;
+      if (bad) {
+        move.push(field, value);
+        damage.push(`${field.startsWith('#') ? 'metadata' : 'record'} ${field} cannot be read`);
+      } else if (!field.startsWith('#')) locksKept += 1;
+    }
+    const keptAt = damage.length > 0 ? [aside] : [];
+    if (move.length > 0) await this.call(() => client.agentLockRepair(store, changes, aside, ...move));
+    // Whatever this handle had cached is from before: it resyncs.
+    this.cache = null;
+    return { damage, keptAt, locksKept };
   }
 
   private unavailable(error: unknown): AgentLockError {
@@ -720,6 +789,16 @@ function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
 
 function firstLine(text: string): string {
   return text.split('\n', 1)[0]!.slice(0, 200);
+}
+
+/** The tombstone list a store holds, or null when it cannot be read. */
+function parseTombstones(json: string): Tombstone[] | null {
+  try {
+    const value = JSON.parse(json) as unknown;
+    return Array.isArray(value) ? (value as Tombstone[]) : null;
+  } catch {
+    return null;
+  }
 }
 
 function parseRecord(id: string, json: string, now: number, parsed?: unknown): LockRecord {
