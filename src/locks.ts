@@ -286,8 +286,11 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
       policy: config.worktrees,
     };
   };
-  const decideAcquireHere: typeof decideAcquire = (state, ctx, req) =>
-    acrossAcquire(state, ctx, req, decideAcquire(state, ctx, req), across());
+  const decideAcquireHere: typeof decideAcquire = (state, ctx, req) => {
+    const where = across();
+    const marked = where.checkout === null ? req : { ...req, checkout: where.checkout };
+    return acrossAcquire(state, ctx, marked, decideAcquire(state, ctx, marked), where);
+  };
 
   let backend: Backend;
   if (typeof options.backend === 'object') backend = options.backend;

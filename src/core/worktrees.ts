@@ -126,37 +126,7 @@ function othersAfter(state: StoreState, decided: Decided<unknown>, checkout: Che
   return records;
 }
 
-/**
- * decideAcquire's new records (its grants, and its tickets, which become locks when handed over in
- * line) with the caller's checkout, so that every other worktree can see where they were taken.
- */
-function withCheckout(
-  state: StoreState,
-  decided: Decided<Outcome<AcquireStatus>>,
-  req: AcquireRequest,
-  checkout: Checkout,
-): Decided<Outcome<AcquireStatus>> {
-  const granted = new Set(decided.result.locks.map((l) => l.id));
-  const ours = (r: LockRecord) =>
-    r.kind === 'path' &&
-    r.checkout === undefined &&
-    !state.locks.has(r.id) &&
-    (granted.has(r.id) || (req.wait !== undefined && r.token_hash === req.wait.hash));
-  if (!decided.changes.put.some(ours)) return decided;
-  const marked = new Set<string>();
-  const put = decided.changes.put.map((r) => {
-    if (!ours(r)) return r;
-    marked.add(r.id);
-    return { ...r, checkout };
-  });
-  // The answer's views were made before: they show where the locks were taken too.
-  const locks = decided.result.locks.map((l) =>
-    marked.has(l.id) ? { ...l, worktree: checkout.worktree, branch: checkout.branch } : l,
-  );
-  return { result: { ...decided.result, locks }, changes: { ...decided.changes, put } };
-}
-
-/** decideAcquire, then the worktree rule: records carry the checkout; overlaps warn or refuse. */
+/** decideAcquire (given req.checkout), then the worktree rule: overlaps warn or refuse. */
 export function acrossAcquire(
   state: StoreState,
   ctx: DecisionContext,
@@ -166,7 +136,8 @@ export function acrossAcquire(
 ): Decided<Outcome<AcquireStatus>> {
   const { checkout, policy } = across;
   if (checkout === null) return decided;
-  const marked = withCheckout(state, decided, req, checkout);
+  // decideAcquire wrote the checkout (req.checkout) into the records it made.
+  const marked = decided;
   const { status } = marked.result;
   if (policy === 'off' || (status !== 'acquired' && status !== 'already_mine')) return marked;
   const overlaps = otherWorktreeOverlaps(

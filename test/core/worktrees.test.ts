@@ -58,7 +58,7 @@ function store() {
     host?: string,
   ) => {
     const c = ctx(agent, host);
-    const r = req(pattern, checkout?.worktree ?? '/plain');
+    const r = { ...req(pattern, checkout?.worktree ?? '/plain'), ...(checkout ? { checkout } : {}) };
     const decided = acrossAcquire(state, c, r, decideAcquire(state, c, r), { checkout, policy });
     applyChanges(state, decided.changes);
     return decided.result;
@@ -106,7 +106,7 @@ describe('the worktree rule, from records alone', () => {
     // AGENT_LOCK_TREE: one key for both worktrees, so the ordinary rule answers (held), not a warning.
     const shared = store();
     const c = ctx('alice');
-    const first = req('src/**', 'shared-key');
+    const first = { ...req('src/**', 'shared-key'), checkout: A };
     applyChanges(
       shared.state,
       acrossAcquire(shared.state, c, first, decideAcquire(shared.state, c, first), {
@@ -115,7 +115,7 @@ describe('the worktree rule, from records alone', () => {
       }).changes,
     );
     const c2 = ctx('bob');
-    const second = req('src/a.ts', 'shared-key');
+    const second = { ...req('src/a.ts', 'shared-key'), checkout: B };
     const held = acrossAcquire(shared.state, c2, second, decideAcquire(shared.state, c2, second), {
       checkout: B,
       policy: 'warn',
@@ -158,7 +158,7 @@ describe('the worktree rule, from records alone', () => {
       secret: 'secret',
     };
     const c = ctx('bob');
-    const r = req('src/a.ts', A.worktree, wait);
+    const r = { ...req('src/a.ts', A.worktree, wait), checkout: A };
     const queued = acrossAcquire(s.state, c, r, decideAcquire(s.state, c, r), {
       checkout: A,
       policy: 'warn',
