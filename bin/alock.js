@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 // The only place that calls process.exit: everything else returns an exit code.
 import { basename } from 'node:path';
-import { runCli } from '../dist/cli.js';
 
 const SIGNALS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 };
 // A command that can stop cleanly (a wait leaving its place in line, `run` forwarding to its
@@ -44,28 +43,47 @@ process.stderr.on('error', () => {});
 process.on('exit', (code) => {
   if (unwritten && code === 0) process.exitCode = 2;
 });
-const code = await runCli(process.argv.slice(2), {
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
-  env: process.env,
-  cwd: process.cwd(),
-  isTTY: process.stdout.isTTY === true,
-  stderrIsTTY: process.stderr.isTTY === true,
-  onSignal: subscribe,
-  stdin: async () => {
-    const chunks = [];
-    for await (const chunk of process.stdin) chunks.push(chunk);
-    return Buffer.concat(chunks).toString('utf8');
-  },
-  programName: name === 'agent-lock' ? 'agent-lock' : 'alock',
-  // From here a signal ends the process at once with the answer's code, not 128+N: a lock just
-  // granted (and printed) is never reported to the caller as a failure. Subscribed before the
-  // command lets go of its own subscription, so no instant falls back to the default action.
-  // Only an answer that is all out stands: with part of it still queued for a full pipe, the reader
-  // would get it cut off, so the signal ends the process as it would have.
-  answered: (exitCode) =>
-    subscribe((signal) => process.exit(process.stdout.writableLength > 0 ? 128 + SIGNALS[signal] : exitCode)),
-});
+const argv = process.argv.slice(2);
+const readStdin = async () => {
+  const chunks = [];
+  for await (const chunk of process.stdin) chunks.push(chunk);
+  return Buffer.concat(chunks).toString('utf8');
+};
+const programName = name === 'agent-lock' ? 'agent-lock' : 'alock';
+// An agent's hook runs on every tool call: `hooks <harness>-pre-tool-use` alone skips the command
+// line (its parser and every other command) and loads only the hook runtime.
+const hooks = argv[0] === 'hooks' && argv.length === 2 ? await import('../dist/lazy/hooks.js') : null;
+const { runCli } = hooks?.isDirectHook(argv) ? { runCli: null } : await import('../dist/cli.js');
+const code =
+  runCli === null
+    ? await hooks.runDirectHook(argv[1], {
+        stdout: (text) => process.stdout.write(text),
+        stderr: (text) => process.stderr.write(text),
+        env: process.env,
+        cwd: process.cwd(),
+        stdin: readStdin,
+        programName,
+      })
+    : await runCli(argv, {
+        stdout: (text) => process.stdout.write(text),
+        stderr: (text) => process.stderr.write(text),
+        env: process.env,
+        cwd: process.cwd(),
+        isTTY: process.stdout.isTTY === true,
+        stderrIsTTY: process.stderr.isTTY === true,
+        onSignal: subscribe,
+        stdin: readStdin,
+        programName,
+        // From here a signal ends the process at once with the answer's code, not 128+N: a lock just
+        // granted (and printed) is never reported to the caller as a failure. Subscribed before the
+        // command lets go of its own subscription, so no instant falls back to the default action.
+        // Only an answer that is all out stands: with part of it still queued for a full pipe, the reader
+        // would get it cut off, so the signal ends the process as it would have.
+        answered: (exitCode) =>
+          subscribe((signal) =>
+            process.exit(process.stdout.writableLength > 0 ? 128 + SIGNALS[signal] : exitCode),
+          ),
+      });
 // The process ends as soon as both streams have flushed: a natural exit would first wait for
 // handles still closing and then tear the runtime down, milliseconds during which a signal finds
 // its default action again and turns the exit into 143.

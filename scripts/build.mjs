@@ -2,7 +2,7 @@
 // command (MCP server, integrations) into a file of its own, and the library as ESM; then emits
 // type declarations.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, readFileSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
@@ -27,13 +27,16 @@ const lazy = {
   '../integrations/hooks.js': 'src/integrations/hooks.ts',
   '../integrations/git-guard.js': 'src/integrations/git-guard.ts',
   './conflicts.js': 'src/cli/conflicts.ts',
+  '../doctor/doctor.js': 'src/doctor/doctor.ts',
+  // The shell grammar (WebAssembly), loaded by a hook only for a command that could write a file.
+  '../integrations/shell-parser.js': 'src/integrations/shell-parser.ts',
 };
 const lazyName = (spec) => `./lazy/${spec.split('/').pop()}`;
 // `within`: the bundle being built is itself in dist/lazy, beside the others.
 const keepLazy = (within) => ({
   name: 'keep-lazy',
   setup(b) {
-    b.onResolve({ filter: /^\.\.?\/(mcp|integrations|redis)\/|^\.\/conflicts\.js$/ }, (args) =>
+    b.onResolve({ filter: /^\.\.?\/(mcp|integrations|redis|doctor)\/|^\.\/conflicts\.js$/ }, (args) =>
       args.kind === 'dynamic-import' && lazy[args.path]
         ? { path: within ? `./${args.path.split('/').pop()}` : lazyName(args.path), external: true }
         : undefined,
@@ -62,6 +65,13 @@ await build({
   minify: true,
   plugins: [keepLazy(true)],
 });
+// shell-parser.js finds these beside itself.
+for (const wasm of ['web-tree-sitter/tree-sitter.wasm', 'tree-sitter-bash/tree-sitter-bash.wasm']) {
+  copyFileSync(
+    new URL(`../node_modules/${wasm}`, import.meta.url),
+    new URL(`../dist/lazy/${wasm.split('/').pop()}`, import.meta.url),
+  );
+}
 await build({ ...common, entryPoints: { index: 'src/index.ts' }, outdir: 'dist', packages: 'external' });
 execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
   stdio: 'inherit',

@@ -1,3 +1,6 @@
+// The declarations name Symbol.asyncDispose: this (kept in the .d.ts by preserve) brings its lib to a TypeScript user whose own
+// `lib` predates it (ES2022, say), as @types/node does, instead of failing their build with TS2550.
+/// <reference lib="esnext.disposable" preserve="true" />
 /**
  * A held lease from code: renews itself at a third of its TTL, and aborts its `signal` *before* the
  * lease can lapse when renewals fail, so work under it stops before another agent may take over.

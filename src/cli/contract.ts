@@ -166,6 +166,14 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   { name: 'log', args: '', summary: 'recent recorded events (breaks)', flags: [], ok: ['listed'], fail: [] },
   {
+    name: 'explain',
+    args: '<scope-a> <scope-b>',
+    summary: 'whether two scopes conflict and why: a path both match, or why none can',
+    flags: [],
+    ok: ['disjoint'],
+    fail: ['conflict'],
+  },
+  {
     name: 'whoami',
     args: '',
     summary: 'your agent id, parent, holder process and store',
@@ -173,7 +181,22 @@ export const COMMANDS: readonly CommandSpec[] = [
     ok: ['identified'],
     fail: [],
   },
-  { name: 'version', args: '', summary: 'print the version', flags: [], ok: ['version'], fail: [] },
+  {
+    name: 'version',
+    args: '',
+    summary: 'print the version (also --version, -V)',
+    flags: [],
+    ok: ['version'],
+    fail: [],
+  },
+  {
+    name: 'help',
+    args: '[command]',
+    summary: "show the program's help, or a command's (same as COMMAND --help)",
+    flags: [],
+    ok: ['help'],
+    fail: [],
+  },
   {
     name: 'contract',
     args: '',
@@ -203,7 +226,11 @@ export const COMMANDS: readonly CommandSpec[] = [
     args: '<action>',
     summary: 'install (or show the path of) the agent skill that teaches the protocol',
     flags: [
-      { flags: '--for <agent>', description: 'claude (default) or codex' },
+      {
+        flags: '--for <agent>',
+        description:
+          'claude (default) or codex: SKILL.md; agents-md or gemini: a section of AGENTS.md or GEMINI.md',
+      },
       { flags: '--into <dir>', description: 'install into this skills folder' },
       { flags: '--force', description: 'replace a different SKILL.md' },
     ],
@@ -213,12 +240,16 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'hooks',
     args: '<action>',
-    summary: 'install agent or git hooks (install), or run a hook (claude-pre-tool-use)',
+    summary:
+      'install or uninstall agent or git hooks, or run a hook: <harness>-pre-tool-use for claude, codex, gemini, cursor, opencode, copilot, cline',
     flags: [
-      { flags: '--for <agent>', description: 'claude: Claude Code PreToolUse hooks' },
+      {
+        flags: '--for <agent>',
+        description: 'claude, codex, gemini, cursor, opencode, copilot, cline (comma-separated), or all',
+      },
       { flags: '--git', description: 'a git pre-commit guard' },
     ],
-    ok: ['installed', 'unchanged', 'allowed', 'denied'],
+    ok: ['installed', 'unchanged', 'uninstalled', 'absent', 'allowed', 'denied'],
     fail: [],
   },
   {
@@ -228,6 +259,14 @@ export const COMMANDS: readonly CommandSpec[] = [
     flags: [],
     ok: ['clear', 'warned'],
     fail: ['held'],
+  },
+  {
+    name: 'doctor',
+    args: '',
+    summary: 'check the settings, store, backend, identity, hooks and frozen files, and say how to fix each',
+    flags: [],
+    ok: ['healthy'],
+    fail: ['findings'],
   },
   {
     name: 'repair',

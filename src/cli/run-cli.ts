@@ -16,7 +16,9 @@ import { ancestorChain, hostName } from '../host/process.js';
 import { type Locks, openLocks } from '../locks.js';
 import type { Answer, CliContext } from './answer.js';
 import { completionScript } from './completion.js';
+import { conventionalArgv } from './conventions.js';
 import { envelope, errorAnswer } from './envelope.js';
+import { explainCommand } from './explain.js';
 import { COMMANDS, contractDocument, exitCodeFor, GLOBAL_FLAGS } from './contract.js';
 import { lockLines, paint, quoteArg, type Style } from './render.js';
 import { runCommand } from './run-command.js';
@@ -66,7 +68,7 @@ interface GlobalOptions {
   backend?: string;
 }
 
-const STATUS_WORD: Record<string, string> = {
+export const STATUS_WORD: Record<string, string> = {
   acquired: 'ACQUIRED',
   already_mine: 'ALREADY YOURS',
   held: 'HELD',
@@ -798,7 +800,7 @@ function buildProgram(cli: Cli, setAnswer: (a: Answer) => void, only: string | n
   program
     .description('advisory locks and leases for AI coding agents sharing a checkout or a fleet of machines')
     .helpOption('-h, --help', 'show help')
-    .addHelpCommand(false)
+    .helpCommand('help [command]', "show a command's help (same as COMMAND --help)")
     .showSuggestionAfterError(true)
     .allowExcessArguments(false);
   for (const flag of GLOBAL_FLAGS) program.option(flag.flags, flag.description);
@@ -839,6 +841,7 @@ function buildProgram(cli: Cli, setAnswer: (a: Answer) => void, only: string | n
   sub('resume').action(act((scope: string) => resume(cli, scope)));
   sub('break').action(act((scopes: string[], o) => breakLocks(cli, scopes, o)));
   sub('log').action(act(() => eventLog(cli)));
+  sub('explain').action(act(async (a: string, b: string) => explainCommand(cli, a, b)));
   sub('whoami').action(act(() => whoami(cli)));
   sub('version').action(
     act(async () => plain('version', 'version', [VERSION], { version: VERSION }, VERSION)),
@@ -865,6 +868,7 @@ function buildProgram(cli: Cli, setAnswer: (a: Answer) => void, only: string | n
     act(async (action: string, o) => (await import('../integrations/hooks.js')).hooksCommand(cli, action, o)),
   );
   sub('conflicts').action(act(async (o) => (await import('./conflicts.js')).conflictsCommand(cli, o)));
+  sub('doctor').action(act(async () => (await import('../doctor/doctor.js')).doctorCommand(cli)));
   sub('guard').action(
     act(async (hook: string) => (await import('../integrations/git-guard.js')).guardCommand(cli, hook)),
   );
@@ -895,7 +899,7 @@ export async function runCli(fullArgv: readonly string[], io: CliIo): Promise<nu
       argv = fullArgv.slice(0, split);
     }
   }
-  argv = rewriteBareWait(argv);
+  argv = rewriteBareWait(conventionalArgv(argv));
   const wantsJson = argv.includes('--json');
   let program: Command | null = null;
   const cli = new Cli(io, () => (program?.opts() ?? {}) as GlobalOptions);

@@ -16,6 +16,7 @@ export type IdSource =
   | 'CLAUDE_CODE_SESSION_ID'
   | 'CLAUDE_SESSION_ID'
   | 'CODEX_THREAD_ID'
+  | 'GEMINI_SESSION_ID'
   | 'process'
   | 'option';
 export type ParentSource = 'AGENT_PARENT_ID' | 'without AGENT_ID' | 'none' | 'option';
@@ -136,6 +137,9 @@ function sessionId(env: Env): { id: string; source: IdSource } | null {
   if (claudeOld) return derived('claude', 'CLAUDE_SESSION_ID', claudeOld);
   const codex = nonEmpty('CODEX_THREAD_ID');
   if (codex) return derived('codex', 'CODEX_THREAD_ID', codex);
+  // Gemini CLI sets it for the commands it runs; its hooks name the same session (session_id).
+  const gemini = nonEmpty('GEMINI_SESSION_ID');
+  if (gemini) return derived('gemini', 'GEMINI_SESSION_ID', gemini);
   return null;
 }
 

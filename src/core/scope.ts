@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type picomatchType from 'picomatch';
 import { AgentLockError } from './errors.js';
+import { globsOverlap } from './glob-overlap.js';
 
 /** A file, folder or glob inside one tree, normalised relative to the tree root. */
 export interface PathScope {
@@ -210,9 +211,9 @@ function isPrefix(shorter: readonly string[], longer: readonly string[]): boolea
 }
 
 /**
- * May two scopes both match one path (same tree assumed for path scopes)? Glob against glob
- * compares fixed parts only, so it may over-refuse but never under-refuses: every path a glob
- * matches starts with its fixed segments, so disjoint fixed parts mean disjoint matches.
+ * May two scopes both match one path (same tree assumed for path scopes)? Glob against glob is
+ * exact: their automata are searched for a common path (glob-overlap.ts), after the cheap test that
+ * their fixed parts agree (every path a glob matches starts with its fixed segments).
  */
 export function scopesOverlap(a: Scope, b: Scope): boolean {
   if (a.kind !== b.kind) return false;
@@ -221,7 +222,72 @@ export function scopesOverlap(a: Scope, b: Scope): boolean {
   if (!a.glob && !b.glob) return false;
   if (!a.glob) return globMatches(b, a.pattern);
   if (!b.glob) return globMatches(a, b.pattern);
+  return fixedPartsOverlap(a, b) && globsOverlap(a, b).overlap;
+}
+
+/** The rule glob against glob followed before exact overlap: one fixed part contains the other. */
+function fixedPartsOverlap(a: PathScope, b: PathScope): boolean {
   return isPrefix(a.fixed, b.fixed) || isPrefix(b.fixed, a.fixed);
+}
+
+/** Why two scopes do or do not conflict (`alock explain`). */
+export type OverlapReason =
+  | 'same_resource'
+  | 'other_resource'
+  | 'resource_and_path'
+  | 'same_path'
+  | 'other_path'
+  | 'glob_matches_path'
+  | 'glob_misses_path'
+  | 'fixed_parts_disjoint'
+  | 'endings_differ'
+  | 'common_path'
+  | 'no_common_path'
+  | 'too_complex';
+
+export interface OverlapExplanation {
+  readonly conflict: boolean;
+  readonly reason: OverlapReason;
+  /** A path both scopes match (a conflict), when one is known. */
+  readonly witness: string | null;
+  /** False when a glob was compiled conservatively or the search hit its bound: may over-refuse. */
+  readonly exact: boolean;
+}
+
+/** The same answer as scopesOverlap, with the reason and, for a conflict, a path both match. */
+export function explainOverlap(a: Scope, b: Scope): OverlapExplanation {
+  const answer = (conflict: boolean, reason: OverlapReason, witness: string | null = null, exact = true) => ({
+    conflict,
+    reason,
+    witness,
+    exact,
+  });
+  if (a.kind === 'resource' || b.kind === 'resource') {
+    if (a.kind !== b.kind) return answer(false, 'resource_and_path');
+    return a.pattern === b.pattern ? answer(true, 'same_resource') : answer(false, 'other_resource');
+  }
+  if (!a.glob && !b.glob) {
+    return a.pattern === b.pattern ? answer(true, 'same_path', a.pattern) : answer(false, 'other_path');
+  }
+  if (!a.glob || !b.glob) {
+    const [glob, plain] = a.glob ? [a, b] : [b, a];
+    return globMatches(glob, plain.pattern)
+      ? answer(true, 'glob_matches_path', plain.pattern)
+      : answer(false, 'glob_misses_path');
+  }
+  if (!fixedPartsOverlap(a, b)) return answer(false, 'fixed_parts_disjoint');
+  const found = globsOverlap(a, b);
+  if (found.endingsDiffer) return answer(false, 'endings_differ');
+  // Identical globs conflict whatever the search says (a glob whose text is no normalised path).
+  if (a.pattern === b.pattern && !found.overlap) return answer(true, 'same_path');
+  if (found.bounded) return answer(true, 'too_complex', null, false);
+  // A glob compiled conservatively may yield a path only its superset matches: name none then.
+  const witness =
+    found.witness !== null && globMatches(a, found.witness) && globMatches(b, found.witness)
+      ? found.witness
+      : null;
+  if (found.overlap) return answer(true, 'common_path', witness, found.exact);
+  return answer(false, 'no_common_path', null, found.exact);
 }
 
 /** Does `outer` match every path `inner` can match? Conservative: answers false when unsure. */

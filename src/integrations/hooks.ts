@@ -5,7 +5,6 @@
  */
 import {
   type Stats,
-  existsSync,
   lstatSync,
   readFileSync,
   realpathSync,
@@ -19,8 +18,11 @@ import { AgentLockError } from '../core/errors.js';
 import { makeDirs } from '../host/make-dirs.js';
 import { findTree } from '../host/tree.js';
 import { claudePreToolUse, HOOKED_TOOLS } from './claude-hook.js';
+import { harnessOfAction, harnessPreToolUse } from './harness-hooks.js';
 
-const HOOK_ACTION = 'hooks claude-pre-tool-use';
+export { isDirectHook, runDirectHook } from './hook-direct.js';
+import { applyHooks, harnessesFor, hookCommand } from './harness-install.js';
+
 /** Ours, whichever way it was spelled (alock, agent-lock, npx, a node_modules/.bin path). */
 const OUR_HOOK = /(^|[\s/"'])(alock|agent-lock)["']?\s+hooks\s+claude-pre-tool-use(\s|$)/;
 
@@ -40,18 +42,6 @@ function treeRoot(cli: CliContext): string {
       hint: 'run it inside the tree, or pass --dir',
     });
   }
-}
-
-/**
- * The command Claude Code runs. A copy installed in the project is called by its path under
- * $CLAUDE_PROJECT_DIR (set by Claude Code for hooks): no PATH needed, and none of the few hundred
- * milliseconds `npx` would add to every tool call. Otherwise the program on PATH.
- */
-export function hookCommand(root: string, name: string): string {
-  if (existsSync(path.join(root, 'node_modules', '.bin', name))) {
-    return `"$CLAUDE_PROJECT_DIR"/node_modules/.bin/${name} ${HOOK_ACTION}`;
-  }
-  return `${name} ${HOOK_ACTION}`;
 }
 
 function hasOurHook(entries: unknown[]): boolean {
@@ -169,25 +159,30 @@ export async function hooksCommand(
   opts: Record<string, unknown>,
 ): Promise<Answer> {
   if (action === 'claude-pre-tool-use') return claudePreToolUse(cli);
-  if (action !== 'install') {
+  const harness = harnessOfAction(action);
+  if (harness !== null) return harnessPreToolUse(cli, harness);
+  if (action !== 'install' && action !== 'uninstall') {
     throw new AgentLockError('E_USAGE', `unknown hooks action ${JSON.stringify(action)}`, {
-      hint: `${cli.name} hooks install --for claude, or ${cli.name} hooks install --git`,
+      hint: `${cli.name} hooks install --for claude|codex|gemini|cursor|opencode|copilot|cline|all, or ${cli.name} hooks install --git`,
     });
   }
   if (opts.git === true) {
     if (opts.for !== undefined)
-      throw new AgentLockError('E_USAGE', 'hooks install takes --for claude or --git, one at a time', {
+      throw new AgentLockError('E_USAGE', 'hooks install takes --for AGENT or --git, one at a time', {
         hint: 'run hooks install once for each',
       });
+    if (action === 'uninstall') {
+      throw new AgentLockError('E_USAGE', 'hooks uninstall --git is not supported', {
+        hint: 'remove the agent-lock lines from .git/hooks/pre-commit',
+      });
+    }
     // The git guard's own module, loaded only for --git.
     const { installGitHook } = await import('./git-guard.js');
     return installGitHook(cli);
   }
-  const agent = opts.for ?? 'claude';
-  if (agent !== 'claude') {
-    throw new AgentLockError('E_USAGE', `--for must be claude (got ${JSON.stringify(agent)})`, {
-      hint: `${cli.name} hooks install --for claude`,
-    });
-  }
-  return installClaude(cli);
+  const root = treeRoot(cli);
+  const harnesses = harnessesFor(cli, root, opts.for);
+  // Claude alone keeps its own wording (and its settings file checks); every other case is generic.
+  if (action === 'install' && harnesses.length === 1 && harnesses[0] === 'claude') return installClaude(cli);
+  return applyHooks(cli, root, harnesses, action === 'install');
 }

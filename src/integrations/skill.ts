@@ -10,6 +10,7 @@ import type { Answer, CliContext } from '../cli/answer.js';
 import { AgentLockError } from '../core/errors.js';
 import { makeDirs } from '../host/make-dirs.js';
 import { findTree } from '../host/tree.js';
+import { INSTRUCTION_FILES, installInstructions } from './instructions.js';
 
 const SKILL_NAME = 'agent-lock';
 
@@ -56,9 +57,13 @@ function targetFile(cli: CliContext, opts: Record<string, unknown>): string {
   const agent = typeof opts.for === 'string' ? opts.for : 'claude';
   const folder = SKILLS_FOLDER[agent];
   if (folder === undefined) {
-    throw new AgentLockError('E_USAGE', `--for must be claude or codex (got ${JSON.stringify(agent)})`, {
-      hint: 'or --into DIR for another folder',
-    });
+    throw new AgentLockError(
+      'E_USAGE',
+      `--for must be claude, codex, agents-md or gemini (got ${JSON.stringify(agent)})`,
+      {
+        hint: 'or --into DIR for another folder',
+      },
+    );
   }
   if (typeof opts.into === 'string') {
     if (opts.into.trim() === '')
@@ -139,8 +144,26 @@ export async function skillCommand(
     const file = bundledSkillPath();
     return answer('path', [file], file, { skill: { path: file } });
   }
+  if (action === 'install' && typeof opts.for === 'string' && opts.for in INSTRUCTION_FILES) {
+    if (opts.into !== undefined || opts.force !== undefined) {
+      throw new AgentLockError('E_USAGE', `--for ${opts.for} takes neither --into nor --force`, {
+        hint: 'it updates its own section of the file at the tree root in place',
+      });
+    }
+    const start = path.resolve(cli.io.cwd, cli.globals().dir ?? '.');
+    let root: string;
+    try {
+      root = findTree(start).root;
+    } catch (error) {
+      throw new AgentLockError('E_USAGE', `the folder ${start} does not exist or cannot be read`, {
+        cause: error,
+        hint: 'run it inside the tree, or pass --dir',
+      });
+    }
+    return installInstructions(cli, root, opts.for);
+  }
   if (action === 'install') return install(cli, opts);
   throw new AgentLockError('E_USAGE', `unknown skill action ${JSON.stringify(action)}`, {
-    hint: `${cli.name} skill install [--for claude|codex] [--into DIR] [--force], or ${cli.name} skill path`,
+    hint: `${cli.name} skill install [--for claude|codex|agents-md|gemini] [--into DIR] [--force], or ${cli.name} skill path`,
   });
 }

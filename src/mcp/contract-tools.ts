@@ -15,64 +15,20 @@ import type { Lock } from '../core/lock.js';
 import type { Locks } from '../locks.js';
 import { type Agents, asAgentLockError } from './agents.js';
 
-const lockSchema = z.looseObject({
-  id: z.string(),
-  scope: z.string(),
-  kind: z.enum(['path', 'resource']),
-  mode: z.enum(['exclusive', 'shared']),
-  agent_id: z.string(),
-  parent_agent_id: z.string().nullable(),
-  intent: z.string().nullable(),
-  tree: z.string().nullable(),
-  host: z.string(),
-  pid: z.number(),
-  started: z.string(),
-  created_at: z.string(),
-  updated_at: z.string(),
-  expires_at: z.string().nullable(),
-  ttl_seconds: z.number().nullable(),
-  status: z
-    .enum(['active', 'orphaned', 'waiting'])
-    .describe('waiting: a queued request ahead of yours (acquire with wait), not a lock'),
-  fence: z.number(),
-  frozen_paths: z.array(z.string()),
-  notes: z.array(z.object({ at: z.string(), text: z.string() })),
-  stale: z.boolean(),
-  worktree: z.string().optional().describe('path locks taken in git: the worktree they were taken in'),
-  branch: z.string().nullable().optional().describe('the branch checked out there (null: detached HEAD)'),
-  token: z.string().optional().describe("the lease token: only in the taker's own acquire or resume answer"),
-});
+/**
+ * Every contract tool answers with the same envelope, and a tool list carries each tool's schema in
+ * full: the whole envelope (lock fields twice) on nine tools made the list 40 KB, paid in context by
+ * every agent on every session. So each tool names only the two fields an agent branches on; the
+ * rest of the envelope (and a lock's fields) is described once, in the server's instructions.
+ */
+export const envelopeSchema = z.looseObject({ status: z.string(), ok: z.boolean() });
 
-/** The `--json` envelope (schema agent-lock/v1). */
-export const envelopeSchema = z.looseObject({
-  schema: z.literal('agent-lock/v1'),
-  command: z.string(),
-  status: z.string().describe('the answer: acquired, held, released, free, error, ...'),
-  ok: z.boolean().describe('true for the answers you hoped for (exit 0)'),
-  exit_code: z.number().describe('the CLI exit code of this answer: 0 ok, 1 refusal or miss, 2 error'),
-  agent: z.object({ id: z.string(), parent_id: z.string().nullable() }).nullable(),
-  locks: z.array(lockSchema),
-  conflicts: z.array(lockSchema).describe('the locks that stand in the way'),
-  message: z.string(),
-  error: z.object({ code: z.string(), message: z.string() }).nullable(),
-  warnings: z
-    .array(z.looseObject({ code: z.string(), message: z.string() }))
-    .describe(
-      'things to know that change neither status nor ok (W_OTHER_WORKTREE: another worktree holds an overlap)',
-    ),
-});
-
-const scopes = z
-  .array(z.string())
-  .describe('files, folders, globs (relative to the server folder) or @resources');
-const agentId = z
-  .string()
-  .optional()
-  .describe("act as this agent (a sub-agent of the server); default: the server's own identity");
-const token = z.string().optional().describe('the lease token from acquire: proves ownership');
+const scopes = z.array(z.string()).describe('paths, globs or @resources');
+const agentId = z.string().optional().describe('act as this sub-agent');
+const token = z.string().optional().describe('lease token from acquire');
 /** A tool call that blocks longer than this would outlast the usual MCP client request timeouts. */
 const MAX_WAIT_SECONDS = 300;
-const ttl = z.number().optional().describe('lease in whole seconds: the lock expires unless renewed');
+const ttl = z.number().int().optional().describe('lease, whole seconds');
 
 /** `extra`: fields beside the envelope's, as the CLI's (the queue of list and mine). */
 type Said = { outcome: Outcome<string>; message: string; extra?: Record<string, unknown> };
@@ -137,22 +93,20 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
     {
       title: 'Claim scopes',
       description:
-        'Claim files, folders, globs or @resources before writing to them, all or nothing. Refusals (held, parent_scope, interrupted) are tool errors naming the holders.',
+        'Claim scopes before writing them, all or nothing. A refusal (held, parent_scope, interrupted) is a tool error naming the holders.',
       inputSchema: {
         scopes,
-        intent: z.string().optional().describe('what you are about to do (shown to other agents)'),
+        intent: z.string().optional().describe('what you will do'),
         ttl,
-        shared: z.boolean().optional().describe('a shared claim: conflicts only with exclusive ones'),
-        enforce: z.boolean().optional().describe('make the matched files read-only until release'),
-        force: z.boolean().optional().describe('with enforce: allow more than 500 files'),
+        shared: z.boolean().optional(),
+        enforce: z.boolean().optional().describe('files read-only until release'),
+        force: z.boolean().optional().describe('enforce over 500 files'),
         wait: z
           .number()
           .min(0)
           .max(MAX_WAIT_SECONDS)
           .optional()
-          .describe(
-            `seconds to wait in line while the scopes are held (at most ${MAX_WAIT_SECONDS}); answers timeout if still held`,
-          ),
+          .describe('seconds to wait in line, else timeout'),
         agent_id: agentId,
       },
       outputSchema,
@@ -188,11 +142,10 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
     'release',
     {
       title: 'Release locks',
-      description:
-        "Release your (or your sub-agents') locks on exactly these scopes, or all of them with all: true.",
+      description: "Release your (or your sub-agents') locks on exactly these scopes, or all: true.",
       inputSchema: {
         scopes: scopes.optional(),
-        all: z.boolean().optional().describe('release every lock of yours and your sub-agents'),
+        all: z.boolean().optional(),
         token,
         agent_id: agentId,
       },
@@ -221,7 +174,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
     'renew',
     {
       title: 'Renew leases',
-      description: "Extend the lease of your locks (ttl: new length; default the lease's own).",
+      description: 'Extend the lease of your locks (ttl: new length).',
       inputSchema: { scopes, ttl, token, agent_id: agentId },
       outputSchema,
     },
@@ -249,10 +202,10 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
     'check',
     {
       title: 'Check scopes',
-      description: 'Would these scopes be granted? free, mine, or held (a tool error naming the holders).',
+      description: 'Would these scopes be granted? free, mine, or held (a tool error).',
       inputSchema: {
         scopes,
-        shared: z.boolean().optional().describe('check for a shared claim'),
+        shared: z.boolean().optional(),
         agent_id: agentId,
       },
       outputSchema,
@@ -276,8 +229,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
     'list',
     {
       title: 'List locks',
-      description:
-        'Every lock in the store, and in `waiting` the requests queued for them (first come, first served).',
+      description: 'Every lock in the store, and in waiting the queued requests.',
       inputSchema: {},
       outputSchema,
       annotations: { readOnlyHint: true },
@@ -313,11 +265,10 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
     'note',
     {
       title: 'Note progress',
-      description:
-        'Write a progress note into your lock: if you are interrupted, the next agent resumes with it.',
+      description: 'Write a progress note into your lock, for whoever resumes it.',
       inputSchema: {
-        scope: z.string().describe('the scope of your lock, exactly as acquired'),
-        text: z.string().describe('what is done and what is left'),
+        scope: z.string(),
+        text: z.string(),
         token,
         agent_id: agentId,
       },
@@ -339,8 +290,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
     'resume',
     {
       title: 'Resume interrupted work',
-      description:
-        'Take over an orphaned lock on exactly this scope: its holder is gone or its lease ran out, and it left notes.',
+      description: 'Take over an orphaned lock (holder gone, notes left) on exactly this scope.',
       inputSchema: { scope: z.string(), agent_id: agentId },
       outputSchema,
     },
@@ -360,12 +310,11 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
     'break',
     {
       title: 'Break locks',
-      description:
-        'Remove any lock, whoever holds it (recorded with your id and reason). Only for abandoned locks.',
+      description: 'Remove any lock, whoever holds it (recorded). Only for abandoned locks.',
       inputSchema: {
         scopes: scopes.optional(),
-        ids: z.array(z.string()).optional().describe('lock ids (for unreadable records)'),
-        reason: z.string().optional().describe('why, for the record'),
+        ids: z.array(z.string()).optional().describe('ids of unreadable records'),
+        reason: z.string().optional(),
       },
       outputSchema,
       annotations: { destructiveHint: true },

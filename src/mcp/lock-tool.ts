@@ -1,7 +1,11 @@
 /**
  * `lock`: the shape agents know from lease servers, {action, key, ttl}, over the same store. A key
- * is a resource (`build` means `@build`); every answer is one short sentence.
+ * is a resource (`build` means `@build`); every answer is one short sentence naming the key. A key
+ * that names a file or folder of the tree is refused: an agent that passes `src/a.ts` means the
+ * file, and a resource of that name would protect nothing.
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
@@ -27,16 +31,14 @@ const inputSchema = {
     .string({ error: 'key is required (the name of the resource to lock)' })
     .trim()
     .min(1, { error: 'key is required (the name of the resource to lock)' })
-    .describe('a resource name, e.g. deploy or @deploy'),
+    .describe('a resource name, e.g. deploy (a file path is refused: use acquire)'),
   ttl: z
     .number({ error: 'ttl must be a number of seconds' })
+    .int({ error: 'ttl must be a whole number of seconds' })
     .gt(0, { error: 'ttl must be more than 0 seconds' })
     .default(30)
     .describe('lease in seconds for acquire and renew (default 30)'),
-  agent_id: z
-    .string()
-    .optional()
-    .describe("act as this agent (a sub-agent of the server); default: the server's own identity"),
+  agent_id: z.string().optional().describe('act as this sub-agent'),
 };
 
 function left(lock: Lock | undefined, now: number): string {
@@ -49,17 +51,18 @@ async function decide(locks: Locks, action: Action, key: string, ttl: number): P
     case 'acquire': {
       const outcome = await locks.acquire(key, { ttl });
       const lock = outcome.locks[0];
-      if (outcome.status === 'acquired') return `acquired (fence ${lock?.fence}, token ${lock?.token})`;
+      if (outcome.status === 'acquired')
+        return `acquired ${key} (fence ${lock?.fence}, token ${lock?.token})`;
       if (outcome.status === 'already_mine') {
-        return `acquired (already held by me: fence ${lock?.fence}, ${left(lock, Date.now())})`;
+        return `acquired ${key} (already held by me: fence ${lock?.fence}, ${left(lock, Date.now())})`;
       }
       // The sentence names why, as `acquire` does: a sub-agent's own parent is not "someone else".
       if (outcome.status === 'parent_scope') {
-        return `held by your parent agent ${outcome.conflicts[0]?.agent_id ?? ''}`.trimEnd();
+        return `${key} held by your parent agent ${outcome.conflicts[0]?.agent_id ?? ''}`.trimEnd();
       }
       if (outcome.status === 'interrupted')
         return `interrupted work on ${key}: take it over with the resume tool, or discard it with break`;
-      return 'held by someone else';
+      return `${key} held by ${whoHolds(outcome.conflicts, Date.now())}`;
     }
     case 'release': {
       const outcome = await locks.release(key);
@@ -75,12 +78,37 @@ async function decide(locks: Locks, action: Action, key: string, ttl: number): P
     case 'status': {
       const outcome = await locks.check(key);
       const now = Date.now();
+      if (outcome.status === 'held')
+        return `${key} held by another holder (${whoHolds(outcome.conflicts, now)})`;
+      // A parent's lock does not block its sub-agent's check, but acquire would refuse the exact key
+      // (parent_scope): status says so rather than "free".
+      const parent = locks.agent.parentId;
+      if (outcome.status === 'free' && parent !== null) {
+        const theirs = (await locks.list()).locks.find((l) => l.scope === key && l.agent_id === parent);
+        if (theirs) return `${key} held by your parent agent ${parent} (${left(theirs, now)})`;
+      }
       if (outcome.status === 'free') return `${key} is free`;
-      if (outcome.status === 'mine') return `${key} held by me (${left(outcome.locks[0], now)})`;
-      const holders = [...new Set(outcome.conflicts.map((l) => l.agent_id))].join(', ');
-      return `${key} held by another holder (${holders}) (${left(outcome.conflicts[0], now)})`;
+      return `${key} held by me (${left(outcome.locks[0], now)})`;
     }
   }
+}
+
+/** Who holds it, their intent, and for how long. */
+function whoHolds(conflicts: readonly Lock[], now: number): string {
+  const first = conflicts[0];
+  if (first === undefined) return 'someone else';
+  const intent = first.intent ? `, "${first.intent}"` : '';
+  const more = conflicts.length > 1 ? ` and ${conflicts.length - 1} more` : '';
+  return `${first.agent_id}${intent}, ${left(first, now)}${more}`;
+}
+
+/** A key naming a file or folder of the tree (`@` not given): the agent means that path. */
+function pathKey(locks: Locks, key: string): string | null {
+  const bare = key.replace(/^@/, '');
+  if (key.startsWith('@') || !/[/.]/.test(bare)) return null;
+  // A file that exists, or a path to a file-like name (`src/new.ts`); `review/pr-123` stays a name.
+  const fileLike = bare.includes('/') && /\.[A-Za-z0-9]{1,8}$/.test(bare);
+  return fileLike || existsSync(path.resolve(locks.tree.root, bare)) ? bare : null;
 }
 
 const sentence = (text: string, isError = false): CallToolResult => ({
@@ -101,6 +129,13 @@ export function registerLockTool(server: McpServer, agents: Agents): void {
       const key = args.key.startsWith('@') ? args.key : `@${args.key}`;
       try {
         const locks = await agents.forAgent(args.agent_id);
+        const file = pathKey(locks, args.key.trim());
+        if (file !== null) {
+          return sentence(
+            `error E_USAGE: key ${file} is a path in the tree; the lock tool locks named resources (use the acquire tool to claim ${file}, or key @${file} for a resource of that name)`,
+            true,
+          );
+        }
         return sentence(await decide(locks, args.action, key, args.ttl));
       } catch (error) {
         const failure = asAgentLockError(error);

@@ -708,8 +708,11 @@ describe('whoami, version, contract, completion, init', () => {
         'resume',
         'break',
         'log',
+        'explain',
         'whoami',
         'version',
+        'help',
+        'doctor',
         'contract',
         'completion',
         'init',
@@ -735,6 +738,7 @@ describe('whoami, version, contract, completion, init', () => {
     expect(answers('note')?.exit_1.sort()).toEqual(['not_found', 'refused']);
     expect(answers('resume')).toEqual({ exit_0: ['resumed'], exit_1: ['not_found', 'held'] });
     expect(answers('break')).toEqual({ exit_0: ['broken'], exit_1: ['not_found'] });
+    expect(answers('explain')).toEqual({ exit_0: ['disjoint'], exit_1: ['conflict'] });
     expect(Object.keys(doc.exit_codes)).toEqual(expect.arrayContaining(['0', '1', '2', '130']));
     expect(doc.json_envelope).toEqual([...ENVELOPE_FIELDS]);
     expect(doc.lock_fields).toEqual(expect.arrayContaining([...LOCK_FIELDS, 'token']));

@@ -171,12 +171,49 @@ export function describeBackendContract(name: string, makeStore: () => Promise<C
         expect((await b.acquire('src/b.js')).status).toBe('acquired');
       });
 
-      it('refuses glob against glob when a fixed part contains the other, and grants disjoint ones', async () => {
+      it('refuses glob against glob when some path matches both, and grants disjoint ones', async () => {
         const { a, b } = await family();
         await a.acquire('src/*.ts');
-        expect((await b.acquire('src/lib/**')).status).toBe('held');
+        expect((await b.acquire('src/**/*.ts')).status).toBe('held');
+        expect((await b.acquire('src/a.*')).status).toBe('held');
+        expect((await b.acquire('src/lib/**')).status).toBe('acquired'); // `*` stays out of src/lib
         expect((await b.acquire('docs/**')).status).toBe('acquired');
         expect((await b.acquire('srcx/**')).status).toBe('acquired');
+      });
+
+      it('grants globs of disjoint extensions side by side, at any depth', async () => {
+        const { a, b } = await family();
+        await a.acquire('src/*.ts');
+        expect((await b.acquire('src/**/*.md')).status).toBe('acquired');
+        await a.acquire('docs/*.md');
+        expect((await b.acquire('docs/*.png')).status).toBe('acquired');
+        await a.acquire('src/**/*.test.ts');
+        expect((await b.acquire('src/**/*.tsx')).status).toBe('acquired');
+        const held = await b.acquire('src/**/*.test.*');
+        expect(held.status).toBe('held');
+        expect(held.conflicts.map((l) => l.scope).sort()).toEqual(['src/**/*.test.ts', 'src/*.ts']);
+      });
+
+      it('grants disjoint folders under ** and refuses the one that meets', async () => {
+        const { a, b } = await family();
+        await a.acquire('**/test/**');
+        expect((await b.acquire('src/*.ts')).status).toBe('acquired');
+        expect((await b.acquire('packages/api/lib/*.js')).status).toBe('acquired');
+        expect((await b.acquire('packages/*/lib/*.js')).status).toBe('held'); // packages/test/lib/a.js
+        expect((await b.acquire('**/src/*.ts')).status).toBe('held'); // test/src/a.ts
+      });
+
+      it('decides braces and classes exactly: they meet or they do not', async () => {
+        const { a, b } = await family();
+        await a.acquire('src/{auth,billing}/**');
+        expect((await b.acquire('src/{users,admin}/*.ts')).status).toBe('acquired');
+        expect((await b.acquire('src/{admin,billing}/api/*.ts')).status).toBe('held');
+        await a.acquire('docs/[a-m]*.md');
+        expect((await b.acquire('docs/[n-z]*.md')).status).toBe('acquired');
+        expect((await b.acquire('docs/[k-p]*')).status).toBe('held');
+        expect((await b.check('docs/[n-z]*.md')).status).toBe('mine');
+        expect((await b.check('docs/[a-m]*.png')).status).toBe('free');
+        expect((await b.check('docs/[k-p]*')).status).toBe('held');
       });
 
       it('refuses a narrower glob inside a held folder, and the whole tree', async () => {
@@ -184,7 +221,9 @@ export function describeBackendContract(name: string, makeStore: () => Promise<C
         await a.acquire('src/lib');
         expect((await b.acquire('src/lib/**/*.ts')).status).toBe('held');
         expect((await b.acquire('**')).status).toBe('held');
-        expect((await b.acquire('src/*.ts')).status).toBe('held');
+        // `src/*` matches the folder src/lib itself, which `src/lib/**` holds; `src/*.ts` does not.
+        expect((await b.acquire('src/*')).status).toBe('held');
+        expect((await b.acquire('src/*.ts')).status).toBe('acquired');
       });
 
       it('answers already_mine when the caller’s own lock covers every scope', async () => {

@@ -62,6 +62,22 @@ describe('resolveIdentity: agent id precedence', () => {
     expect(id.idSource).toBe('CODEX_THREAD_ID');
   });
 
+  it('GEMINI_SESSION_ID comes after Codex, as gemini-<first 8>', () => {
+    const id = resolveIdentity(
+      { GEMINI_SESSION_ID: '5f1c2d3e-4a5b', CODEX_THREAD_ID: undefined },
+      CHAIN,
+      HOST,
+    );
+    expect(id.agentId).toBe('gemini-5f1c2d3e');
+    expect(id.idSource).toBe('GEMINI_SESSION_ID');
+    const codex = resolveIdentity(
+      { GEMINI_SESSION_ID: '5f1c2d3e', CODEX_THREAD_ID: all.CODEX_THREAD_ID },
+      CHAIN,
+      HOST,
+    );
+    expect(codex.agentId).toBe('codex-aaaabbbb');
+  });
+
   it('without any variable the id is a fingerprint of the holder process', () => {
     const id = resolveIdentity({}, CHAIN, HOST);
     expect(id.agentId).toBe(expectedFingerprint(AGENT));

@@ -234,11 +234,13 @@ describe('scopesOverlap', () => {
     ['src/.hidden', 'src/**', true],
     ['.plans/todo.md', '.plans/**', true],
     ['.env', '**', true],
-    // Glob against glob: fixed parts, segment by segment.
+    // Glob against glob: exactly when some path matches both.
     ['src/**', 'src/lib/**', true],
     ['src/**', 'src/lib/*.ts', true],
-    ['src/*.ts', 'src/lib/**', true], // over-refuses: no path matches both, but it may never under-refuse
-    ['src/*.ts', 'src/*.js', true], // same fixed part: over-refuses too
+    ['src/*.ts', 'src/lib/**', false], // `*` stays in src/, the other only below src/lib
+    ['src/*.ts', 'src/*.js', false],
+    ['src/*.ts', 'src/**/*.md', false],
+    ['src/*.ts', 'src/a.*', true],
     ['src/**', 'docs/**', false],
     ['src/lib/**', 'src/libx/**', false], // segment by segment, not string prefix
     ['src/lib/**', 'src/other/*.ts', false],

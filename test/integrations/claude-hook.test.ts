@@ -279,6 +279,43 @@ describe('alock hooks claude-pre-tool-use: shell commands', () => {
   });
 });
 
+describe('alock hooks claude-pre-tool-use: Bash writes', () => {
+  it('refuses a command that writes a file another agent holds, as an Edit would be', async () => {
+    expect((await sandbox.run('other-agent', ['acquire', 'src/a.ts', '-m', 'refactor login'])).code).toBe(0);
+    const r = await hook(payload('Bash', { command: "cd src && sed -i 's/a/b/' a.ts" }));
+    expect(decision(r.output)).toBe('deny');
+    expect(r.output?.hookSpecificOutput?.permissionDecisionReason).toContain('refactor login');
+  });
+
+  it('still exports the identity into a command that writes only free files', async () => {
+    expect((await sandbox.run('other-agent', ['acquire', 'src/a.ts'])).code).toBe(0);
+    const r = await hook(payload('Bash', { command: 'echo x > docs/b.md && alock acquire docs/b.md' }));
+    expect(decision(r.output)).toBeUndefined();
+    expect(r.output?.hookSpecificOutput?.updatedInput?.command).toMatch(/^export AGENT_ID=claude-11112222; /);
+  });
+});
+
+describe('alock hooks claude-pre-tool-use: AGENT_PARENT_ID', () => {
+  it('takes none (or empty) as no parent, and exports no parent into the command', async () => {
+    for (const value of ['none', 'NONE', '']) {
+      const r = await hook(payload('Bash', { command: 'alock acquire x' }), {
+        AGENT_ID: 'worker-1',
+        AGENT_PARENT_ID: value,
+      });
+      expect(r.output?.hookSpecificOutput?.updatedInput?.command).toBe(
+        'export AGENT_ID=worker-1; alock acquire x',
+      );
+    }
+    const named = await hook(payload('Bash', { command: 'alock acquire x' }), {
+      AGENT_ID: 'worker-1',
+      AGENT_PARENT_ID: 'lead',
+    });
+    expect(named.output?.hookSpecificOutput?.updatedInput?.command).toBe(
+      'export AGENT_ID=worker-1 AGENT_PARENT_ID=lead; alock acquire x',
+    );
+  });
+});
+
 describe('alock hooks claude-pre-tool-use: when it cannot decide', () => {
   const broken = ['not json at all {', JSON.stringify({ tool_name: 'Edit' }), '', '[1,2]'];
 
@@ -442,7 +479,7 @@ describe('alock hooks install --for claude', () => {
   });
 
   it('refuses an unknown agent and an unknown action', async () => {
-    expect((await sandbox.run('me', ['hooks', 'install', '--for', 'cursor'])).code).toBe(2);
+    expect((await sandbox.run('me', ['hooks', 'install', '--for', 'vscode'])).code).toBe(2);
     const r = await sandbox.run('me', ['hooks', 'frobnicate']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('unknown hooks action');

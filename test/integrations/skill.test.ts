@@ -128,7 +128,53 @@ describe('alock skill install', () => {
   it('refuses an unknown agent and an unknown action', async () => {
     const agent = await sandbox.run('me', ['skill', 'install', '--for', 'cursor']);
     expect(agent.code).toBe(2);
-    expect(agent.stderr).toContain('--for must be claude or codex');
+    expect(agent.stderr).toContain('--for must be claude, codex, agents-md or gemini');
     expect((await sandbox.run('me', ['skill', 'frobnicate'])).code).toBe(2);
+  });
+});
+
+describe('alock skill install --for agents-md|gemini', () => {
+  it.each([
+    ['agents-md', 'AGENTS.md'],
+    ['gemini', 'GEMINI.md'],
+  ])(
+    'adds its section to an existing %s file once, keeps the rest, and updates it in place',
+    async (kind, name) => {
+      const file = path.join(sandbox.tree, name);
+      writeFileSync(file, '# Project rules\n\nRun npm test before committing.\n');
+      const first = await sandbox.json('me', ['skill', 'install', '--for', kind]);
+      expect(first.code).toBe(0);
+      expect(first.body.status).toBe('installed');
+      const installed = readFileSync(file, 'utf8');
+      expect(
+        installed.startsWith('# Project rules\n\nRun npm test before committing.\n\n<!-- agent-lock:begin'),
+      ).toBe(true);
+      expect(installed).toContain('alock acquire');
+      expect((await sandbox.json('me', ['skill', 'install', '--for', kind])).body.status).toBe('unchanged');
+      expect(readFileSync(file, 'utf8')).toBe(installed);
+      // An older section is replaced where it stands; text after it stays.
+      const begin = installed.indexOf('<!-- agent-lock:begin');
+      const marker = installed.slice(begin, installed.indexOf('\n', begin));
+      writeFileSync(
+        file,
+        `${installed.slice(0, begin)}${marker}\nold words\n<!-- agent-lock:end -->\n\n## After\n`,
+      );
+      expect((await sandbox.json('me', ['skill', 'install', '--for', kind])).body.status).toBe('installed');
+      const updated = readFileSync(file, 'utf8');
+      expect(updated).not.toContain('old words');
+      expect(updated).toBe(`${installed.slice(0, -1)}\n\n## After\n`);
+      // A begin marker that is not ours, with an end marker, is refused rather than guessed at.
+      writeFileSync(file, '<!-- agent-lock:begin (hand-made) -->\nx\n<!-- agent-lock:end -->\n');
+      expect((await sandbox.run('me', ['skill', 'install', '--for', kind])).code).toBe(2);
+      expect(readFileSync(file, 'utf8')).toContain('hand-made');
+    },
+  );
+
+  it('creates the file when there is none, and refuses --into', async () => {
+    expect((await sandbox.run('me', ['skill', 'install', '--for', 'gemini'])).code).toBe(0);
+    expect(readFileSync(path.join(sandbox.tree, 'GEMINI.md'), 'utf8')).toMatch(/^<!-- agent-lock:begin/);
+    const r = await sandbox.run('me', ['skill', 'install', '--for', 'agents-md', '--into', sandbox.outside]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^ERROR: alock: --for agents-md takes neither --into nor --force \(/);
   });
 });

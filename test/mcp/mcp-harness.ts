@@ -28,8 +28,12 @@ export interface Connected {
   close(): Promise<void>;
 }
 
-export function contextFor(sandbox: Sandbox, agent: string): CliContext {
-  const env = sandbox.envFor(agent);
+export function contextFor(
+  sandbox: Sandbox,
+  agent: string,
+  extraEnv: Record<string, string | undefined> = {},
+): CliContext {
+  const env = sandbox.envFor(agent, extraEnv);
   let locks: Promise<Locks> | null = null;
   let who: Identity | null = null;
   const context: CliContext = {
@@ -49,8 +53,12 @@ export function contextFor(sandbox: Sandbox, agent: string): CliContext {
   return context;
 }
 
-export async function connect(agent = 'server', sandbox: Sandbox = makeSandbox()): Promise<Connected> {
-  const context = contextFor(sandbox, agent);
+export async function connect(
+  agent = 'server',
+  sandbox: Sandbox = makeSandbox(),
+  extraEnv: Record<string, string | undefined> = {},
+): Promise<Connected> {
+  const context = contextFor(sandbox, agent, extraEnv);
   const server = createLockServer(context);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const client = new Client({ name: 'agent-lock-test', version: '0.0.0' });

@@ -39,13 +39,13 @@ async function leaveOrphan(scope: string, noteText: string): Promise<void> {
 }
 
 describe('tool list', () => {
-  it('offers the nine contract tools with output schemas, and the lock tool', async () => {
+  it('offers the nine contract tools with output schemas (status and ok), and the lock tool', async () => {
     const { tools } = await mcp.client.listTools();
     const names = tools.map((t) => t.name).sort();
     expect(names).toEqual([...CONTRACT_TOOLS, 'lock'].sort());
     for (const tool of tools.filter((t) => CONTRACT_TOOLS.includes(t.name))) {
-      expect(tool.outputSchema?.properties).toHaveProperty('schema');
-      expect(tool.outputSchema?.properties).toHaveProperty('conflicts');
+      expect(tool.outputSchema?.properties).toHaveProperty('status');
+      expect(tool.outputSchema?.properties).toHaveProperty('ok');
     }
     const acquire = tools.find((t) => t.name === 'acquire')!;
     expect(acquire.inputSchema.required).toEqual(['scopes']);
@@ -418,19 +418,25 @@ describe('the lock tool', () => {
 
     const taken = await mcp.lock({ action: 'acquire', key: 'build', ...alice });
     expect(taken.isError).toBe(false);
-    expect(taken.text).toMatch(/^acquired \(fence \d+, token \S+\)$/);
+    expect(taken.text).toMatch(/^acquired @build \(fence \d+, token \S+\)$/);
 
     expect((await mcp.lock({ action: 'status', key: 'build', ...alice })).text).toMatch(
       /^@build held by me \((29|30)s left\)$/,
     );
     expect((await mcp.lock({ action: 'status', key: '@build', ...bob })).text).toMatch(
-      /^@build held by another holder \(alice\) \((29|30)s left\)$/,
+      /^@build held by another holder \(alice, (29|30)s left\)$/,
     );
-    expect((await mcp.lock({ action: 'acquire', key: 'build', ...bob })).text).toBe('held by someone else');
+    expect((await mcp.lock({ action: 'acquire', key: 'build', ...bob })).text).toMatch(
+      /^@build held by alice, (29|30)s left$/,
+    );
     // A sub-agent asking for the server's own lease is told it is its parent's, not someone else's.
     expect((await mcp.lock({ action: 'acquire', key: 'deploy' })).text).toMatch(/^acquired/);
     expect((await mcp.lock({ action: 'acquire', key: 'deploy', ...bob })).text).toBe(
-      'held by your parent agent lead',
+      '@deploy held by your parent agent lead',
+    );
+    // status agrees with acquire: the parent's lease is not "free" to its sub-agent.
+    expect((await mcp.lock({ action: 'status', key: 'deploy', ...bob })).text).toMatch(
+      /^@deploy held by your parent agent lead \((29|30)s left\)$/,
     );
     expect((await mcp.lock({ action: 'renew', key: 'build', ttl: 90, ...alice })).text).toBe(
       'renewed @build for 90s',
@@ -464,7 +470,7 @@ describe('the lock tool', () => {
   it('says a repeated acquire is still yours', async () => {
     await mcp.lock({ action: 'acquire', key: 'build' });
     expect((await mcp.lock({ action: 'acquire', key: 'build' })).text).toMatch(
-      /^acquired \(already held by me: fence \d+, \d+s left\)$/,
+      /^acquired @build \(already held by me: fence \d+, \d+s left\)$/,
     );
   });
 
@@ -476,6 +482,7 @@ describe('the lock tool', () => {
       [{ action: 'acquire', key: '  ' }, /key is required/],
       [{ action: 'acquire', key: 'build', ttl: 0 }, /ttl must be more than 0 seconds/],
       [{ action: 'renew', key: 'build', ttl: -5 }, /ttl must be more than 0 seconds/],
+      [{ action: 'acquire', key: 'build', ttl: 1.5 }, /ttl must be a whole number of seconds/],
     ];
     for (const [args, message] of cases) {
       const r = await mcp.lock(args);
@@ -483,6 +490,25 @@ describe('the lock tool', () => {
       expect(r.text, JSON.stringify(args)).toMatch(message);
     }
     expect((await mcp.call('list')).body.locks).toEqual([]);
+  });
+
+  it('refuses a key that is a path of the tree, with the way to claim it', async () => {
+    writeFileSync(path.join(mcp.sandbox.tree, 'src', 'a.ts'), 'x');
+    for (const key of ['src/a.ts', 'src/new.ts', 'src/lib']) {
+      const r = await mcp.lock({ action: 'acquire', key });
+      expect(r.isError, key).toBe(true);
+      expect(r.text).toMatch(
+        new RegExp(`^error E_USAGE: key ${key} is a path in the tree; .*use the acquire tool`),
+      );
+    }
+    expect((await mcp.call('list')).body.locks).toEqual([]);
+    // A name with a slash that names no file, a bare name (even of a folder: `build` is a classic
+    // lease), or the @ spelled out, is a resource as before.
+    expect((await mcp.lock({ action: 'acquire', key: 'src' })).text).toMatch(/^acquired @src /);
+    expect((await mcp.lock({ action: 'acquire', key: 'review/pr-123' })).text).toMatch(
+      /^acquired @review\/pr-123 /,
+    );
+    expect((await mcp.lock({ action: 'acquire', key: '@src/a.ts' })).text).toMatch(/^acquired @src\/a\.ts /);
   });
 
   it('reports an invalid resource name as a tool error with its code', async () => {

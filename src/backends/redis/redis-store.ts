@@ -61,6 +61,16 @@ interface Client {
   duplicate(): Client;
   subscribe(channel: string): Promise<unknown>;
   defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
+  call(command: string, ...args: string[]): Promise<unknown>;
+}
+
+/** What `alock doctor` asks the server: null where it would not say (CONFIG is often refused). */
+export interface RedisServerFacts {
+  readonly version: string | null;
+  /** The server's clock (TIME), and this host's clock halfway through the round trip. */
+  readonly serverMs: number;
+  readonly localMs: number;
+  readonly maxmemoryPolicy: string | null;
 }
 
 interface Cache {
@@ -182,6 +192,21 @@ export class RedisStore implements Backend {
       }
     }
     return events;
+  }
+
+  async serverFacts(): Promise<RedisServerFacts> {
+    const client = await this.connection();
+    const info = String(await this.call(() => client.call('INFO', 'server')));
+    const sent = Date.now();
+    const time = (await this.call(() => client.call('TIME'))) as [string, string];
+    const localMs = (sent + Date.now()) / 2;
+    const policy = await this.call(() => client.call('CONFIG', 'GET', 'maxmemory-policy')).catch(() => null);
+    return {
+      version: /^redis_version:(\S+)/m.exec(info)?.[1] ?? null,
+      serverMs: Number(time[0]) * 1000 + Number(time[1]) / 1000,
+      localMs,
+      maxmemoryPolicy: Array.isArray(policy) && typeof policy[1] === 'string' ? policy[1] : null,
+    };
   }
 
   /**

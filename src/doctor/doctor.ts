@@ -1,0 +1,141 @@
+/**
+ * `alock doctor`: checks what goes wrong in practice (settings, the store on disk, its backend, who
+ * you are, hooks, freezes left behind) and says how to fix each. It opens the store only when one is
+ * there, so it never creates one; what it reads goes through the store's own answer (`list`), so it
+ * sees a store exactly as every other command does. Exit 0 when nothing is a problem, 1 otherwise.
+ */
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import type { RedisStore } from '../backends/redis/redis-store.js';
+import type { Answer, CliContext } from '../cli/answer.js';
+import { exitCodeFor } from '../cli/contract.js';
+import { paint } from '../cli/render.js';
+import { readConfig } from '../core/config.js';
+import { AgentLockError, asAgentLockError } from '../core/errors.js';
+import type { Identity } from '../core/identity.js';
+import type { Lock } from '../core/lock.js';
+import { findTree, storeDirFor } from '../host/tree.js';
+import { serverFindings } from './backend-checks.js';
+import { type Area, type Finding, ok, problem } from './finding.js';
+import { freezeFindings, gitHooksDir, HOOK_CHECKS, identityFindings } from './host-checks.js';
+import { lockFindings, storeOnDisk } from './store-checks.js';
+
+const BACKEND_ERRORS = new Set(['E_BACKEND_UNAVAILABLE', 'E_BACKEND_MISMATCH']);
+
+function failure(area: Area, code: string, error: unknown, fallback: string): Finding {
+  const e = asAgentLockError(error);
+  return problem(area, code, e.message, e.hint ?? fallback);
+}
+
+export async function doctorCommand(cli: CliContext): Promise<Answer> {
+  const env = cli.io.env;
+  const given = cli.globals().dir;
+  const start = path.resolve(cli.io.cwd, given ?? '.');
+  let root: string;
+  let storeDir: string;
+  try {
+    if (!statSync(start).isDirectory()) throw new Error('not a folder');
+    const tree = findTree(start);
+    root = tree.root;
+    storeDir = storeDirFor(tree, env);
+  } catch (error) {
+    // Bad input, not a finding: there is no checkout to examine.
+    throw new AgentLockError('E_USAGE', `${given ?? start} is not an existing folder`, {
+      cause: error,
+      hint: 'run it inside the tree, or pass --dir',
+    });
+  }
+  const found: Finding[] = [];
+
+  let settingsOk = true;
+  try {
+    readConfig(env);
+    found.push(ok('settings', 'settings', 'every AGENT_LOCK_* setting is valid'));
+  } catch (error) {
+    settingsOk = false;
+    found.push(failure('settings', 'settings_invalid', error, 'fix or unset it'));
+  }
+
+  let identity: Identity | null = null;
+  try {
+    identity = cli.identity();
+    found.push(...identityFindings(identity));
+  } catch (error) {
+    found.push(failure('identity', 'identity_invalid', error, 'fix or unset it'));
+  }
+
+  const disk = storeOnDisk(storeDir, typeof process.getuid === 'function' ? process.getuid() : null);
+  found.push(...disk.findings);
+
+  // The store's own answer: only when there is a store (opening would create one) and the settings
+  // and identity it needs are sound (opening would fail on them again, saying the same thing).
+  let locks: Lock[] | null = disk.present ? null : [];
+  let where = `store ${storeDir}`;
+  if (disk.present && !disk.damaged && settingsOk && identity !== null) {
+    try {
+      const store = await cli.open();
+      where = `${store.backend.kind} store ${store.backend.location}`;
+      const listed = await store.list();
+      locks = listed.locks;
+      found.push(...lockFindings(listed.locks, cli.name));
+      if (store.backend.kind === 'redis') {
+        const redis = store.backend as RedisStore;
+        found.push(ok('backend', 'redis', `redis store ${redis.location}, key prefix {${redis.prefix}}`));
+        found.push(...serverFindings(await redis.serverFacts(), redis.location));
+      } else {
+        found.push(
+          ok('backend', 'file', 'file store: agents on this host share it (Redis for several hosts)'),
+        );
+      }
+    } catch (error) {
+      const code = asAgentLockError(error).code;
+      found.push(
+        BACKEND_ERRORS.has(code)
+          ? failure('backend', 'backend_unavailable', error, 'check the server and AGENT_LOCK_REDIS_URL')
+          : failure('store', 'store_unreadable', error, `${cli.name} list says the same; restore the store`),
+      );
+    }
+  }
+
+  const gitHooks = gitHooksDir(root, env);
+  for (const hook of HOOK_CHECKS) {
+    const finding = hook.check({ root, gitHooks, env, name: cli.name });
+    if (finding !== null) found.push(finding);
+  }
+  found.push(...freezeFindings(root, gitHooks !== null, locks, cli.name));
+
+  return answer(cli, found, where);
+}
+
+const LEVEL_WORD = { ok: 'ok', note: 'note', problem: 'PROBLEM' } as const;
+
+function answer(cli: CliContext, found: Finding[], where: string): Answer {
+  const problems = found.filter((f) => f.level === 'problem').length;
+  const notes = found.filter((f) => f.level === 'note').length;
+  const status = problems > 0 ? 'findings' : 'healthy';
+  const counts = `${problems} ${problems === 1 ? 'problem' : 'problems'}, ${notes} ${notes === 1 ? 'note' : 'notes'}`;
+  const head = problems > 0 ? paint(cli.style, 'red', 'FINDINGS') : paint(cli.style, 'green', 'HEALTHY');
+  const text = [`${head} ${counts} (${where})`];
+  for (const f of found) {
+    const word = LEVEL_WORD[f.level].padEnd(7);
+    const shown =
+      f.level === 'problem'
+        ? paint(cli.style, 'red', word)
+        : f.level === 'note'
+          ? paint(cli.style, 'yellow', word)
+          : word;
+    text.push(`  ${shown}  ${f.area.padEnd(8)}  ${f.message}`);
+    if (f.fix !== null)
+      text.push(`  ${' '.repeat(7)}  ${' '.repeat(8)}  ${f.level === 'problem' ? 'fix' : 'try'}: ${f.fix}`);
+  }
+  return {
+    command: 'doctor',
+    status,
+    exitCode: exitCodeFor('doctor', status),
+    locks: [],
+    conflicts: [],
+    message: `${status}: ${counts}`,
+    text,
+    extra: { checks: found },
+  };
+}

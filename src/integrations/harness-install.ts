@@ -1,0 +1,418 @@
+/**
+ * `alock hooks install|uninstall --for <harness>`: puts the pre-tool-use hook where each harness
+ * reads it, merged into what is there (every other key and hook kept, twice is once), and takes
+ * only its own entries out again. A harness's file alock did not write and cannot merge into (a
+ * Cline hook script of someone else's) is refused, never replaced.
+ */
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  type Stats,
+  writeFileSync,
+} from 'node:fs';
+import path from 'node:path';
+import type { Answer, CliContext } from '../cli/answer.js';
+import { AgentLockError } from '../core/errors.js';
+import { makeDirs } from '../host/make-dirs.js';
+import { HOOKED_TOOLS } from './claude-hook.js';
+import { opencodePlugin } from './opencode-plugin.js';
+
+export const INSTALLABLE = ['claude', 'codex', 'gemini', 'cursor', 'opencode', 'copilot', 'cline'] as const;
+export type Installable = (typeof INSTALLABLE)[number];
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** One hook entry to put under `hooks[event]` of a JSON settings file. */
+interface JsonEntry {
+  readonly event: string;
+  readonly entry: Json;
+}
+
+interface JsonTarget {
+  readonly kind: 'json';
+  /** Relative to the tree's root. */
+  readonly file: string;
+  /** What a new file starts as, and what an emptied one is removed at. */
+  readonly base: Json;
+  readonly entries: (command: string) => JsonEntry[];
+}
+
+interface FileTarget {
+  readonly kind: 'file';
+  readonly file: string;
+  readonly body: (command: string) => string;
+  readonly executable: boolean;
+}
+
+type Target = JsonTarget | FileTarget;
+
+/** The folder whose presence means a harness is used here (`--for all`). */
+export const CONFIG_FOLDER: Record<Installable, string> = {
+  claude: '.claude',
+  codex: '.codex',
+  gemini: '.gemini',
+  cursor: '.cursor',
+  opencode: '.opencode',
+  copilot: '.github/hooks',
+  cline: '.clinerules',
+};
+
+/** Claude Code's shape, which Codex and Gemini CLI share: `{matcher, hooks: [{type, command}]}`. */
+function matcherEntry(event: string, matcher: string, command: string): JsonEntry {
+  return { event, entry: { matcher, hooks: [{ type: 'command', command }] } };
+}
+
+const TARGETS: Record<Installable, Target> = {
+  claude: {
+    kind: 'json',
+    file: '.claude/settings.json',
+    base: {},
+    entries: (command) => [matcherEntry('PreToolUse', HOOKED_TOOLS.join('|'), command)],
+  },
+  codex: {
+    kind: 'json',
+    file: '.codex/hooks.json',
+    base: {},
+    entries: (command) => [matcherEntry('PreToolUse', 'apply_patch|Bash', command)],
+  },
+  gemini: {
+    kind: 'json',
+    file: '.gemini/settings.json',
+    base: {},
+    entries: (command) => [matcherEntry('BeforeTool', 'write_file|replace|run_shell_command', command)],
+  },
+  cursor: {
+    kind: 'json',
+    file: '.cursor/hooks.json',
+    base: { version: 1 },
+    entries: (command) => [
+      {
+        event: 'preToolUse',
+        entry: { command, matcher: 'Write|Edit|StrReplace|MultiEdit|Delete|EditNotebook' },
+      },
+      { event: 'beforeShellExecution', entry: { command } },
+    ],
+  },
+  copilot: {
+    kind: 'json',
+    file: '.github/hooks/agent-lock.json',
+    base: { version: 1 },
+    entries: (command) => [
+      { event: 'preToolUse', entry: { type: 'command', bash: command, timeoutSec: 30 } },
+    ],
+  },
+  opencode: {
+    kind: 'file',
+    file: '.opencode/plugins/agent-lock.js',
+    body: (command) => opencodePlugin(command),
+    executable: false,
+  },
+  cline: {
+    kind: 'file',
+    file: '.clinerules/hooks/PreToolUse',
+    body: (command) =>
+      `#!/bin/sh\n# agent-lock: refuses edits of files other agents hold (alock hooks install --for cline).\nexec ${command}\n`,
+    executable: true,
+  },
+};
+
+/**
+ * Whether a harness is set up here, for `alock doctor`: its folder missing (not used in this tree),
+ * its configuration unreadable, our hook in it, or not.
+ */
+export function hookState(
+  root: string,
+  harness: Installable,
+): 'no-folder' | 'unreadable' | 'installed' | 'missing' {
+  if (!existsSync(path.join(root, CONFIG_FOLDER[harness]))) return 'no-folder';
+  const target = TARGETS[harness];
+  let text: string;
+  try {
+    text = readFileSync(path.join(root, target.file), 'utf8');
+  } catch {
+    return 'missing';
+  }
+  if (target.kind === 'json') {
+    try {
+      JSON.parse(text);
+    } catch {
+      return 'unreadable';
+    }
+  }
+  return ourHook(harness).test(text) ? 'installed' : 'missing';
+}
+
+/** Ours, whichever way the program was spelled (alock, agent-lock, npx, a node_modules/.bin path). */
+function ourHook(harness: Installable): RegExp {
+  return new RegExp(`(^|[\\s/"'])(alock|agent-lock)["']?\\s+hooks\\s+${harness}-pre-tool-use(\\s|$|")`);
+}
+
+function isOurs(harness: Installable, entry: unknown): boolean {
+  return ourHook(harness).test(JSON.stringify(entry));
+}
+
+/**
+ * The command Claude Code runs. A copy installed in the project is called by its path under
+ * $CLAUDE_PROJECT_DIR (set by Claude Code for hooks): no PATH needed, and none of the few hundred
+ * milliseconds `npx` would add to every tool call. Otherwise the program on PATH.
+ */
+export function hookCommand(root: string, name: string): string {
+  if (existsSync(path.join(root, 'node_modules', '.bin', name))) {
+    return `"$CLAUDE_PROJECT_DIR"/node_modules/.bin/${name} hooks claude-pre-tool-use`;
+  }
+  return `${name} hooks claude-pre-tool-use`;
+}
+
+/**
+ * The runtime command a harness runs: the program on PATH (the other harnesses set no project
+ * variable every hook can rely on, and the files are meant to be committed, so no absolute path).
+ */
+function runtimeCommand(cli: CliContext, root: string, harness: Installable): string {
+  if (harness === 'claude') return hookCommand(root, cli.name);
+  return `${cli.name} hooks ${harness}-pre-tool-use`;
+}
+
+function lstatSafe(p: string): Stats | null {
+  try {
+    return lstatSync(p);
+  } catch {
+    return null;
+  }
+}
+
+/** Written aside and renamed over: the harness never reads half a file. */
+function writeAtomically(file: string, body: string, mode: number): void {
+  makeDirs(path.dirname(file));
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
+  try {
+    writeFileSync(temp, body, { flag: 'wx', mode });
+    chmodSync(temp, mode);
+    renameSync(temp, file);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
+  }
+}
+
+function malformed(file: string, why: string): AgentLockError {
+  return new AgentLockError('E_USAGE', `${file} is not what its harness expects: ${why}; left unchanged`, {
+    hint: 'fix the file, then run this again',
+  });
+}
+
+/** The indentation the file already uses, so a merge does not reformat someone's settings. */
+function indentOf(text: string): string | number {
+  const match = /\n([ \t]+)\S/.exec(text);
+  return match?.[1] ?? 2;
+}
+
+interface Outcome {
+  readonly harness: Installable;
+  readonly status: 'installed' | 'unchanged' | 'uninstalled' | 'absent';
+  readonly file: string;
+  readonly command: string;
+}
+
+function readJson(shown: string, file: string): { text: string | null; value: Json } {
+  let text: string | null = null;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  if (text === null || text.trim() === '') return { text, value: {} };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new AgentLockError(
+      'E_USAGE',
+      `${shown} is not valid JSON (${error instanceof Error ? error.message : error}); left unchanged`,
+      { hint: 'fix the file, then run this again' },
+    );
+  }
+  if (!isObject(parsed)) throw malformed(shown, 'it is not a JSON object');
+  return { text, value: parsed };
+}
+
+/** The hooks object and each event's list, checked before anything is written. */
+function hookLists(shown: string, settings: Json, events: readonly string[]): Json {
+  const hooks = settings.hooks ?? {};
+  if (!isObject(hooks)) throw malformed(shown, '"hooks" is not an object');
+  for (const event of events) {
+    if (hooks[event] !== undefined && !Array.isArray(hooks[event])) {
+      throw malformed(shown, `"hooks.${event}" is not a list`);
+    }
+  }
+  return hooks;
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+function applyJson(
+  root: string,
+  harness: Installable,
+  target: JsonTarget,
+  command: string,
+  install: boolean,
+  write: boolean,
+): Outcome {
+  const shown = path.join(root, target.file);
+  // A symlinked settings file is written through (the link and where it points are kept).
+  const file = lstatSafe(shown)?.isSymbolicLink() ? realpathSync(shown) : shown;
+  const { text, value } = readJson(shown, file);
+  const entries = target.entries(command);
+  const events = entries.map((e) => e.event);
+  const settings: Json = text === null ? { ...target.base } : value;
+  const hooks = hookLists(shown, settings, events);
+  const nextHooks: Json = { ...hooks };
+  let changed = false;
+  for (const { event, entry } of entries) {
+    const list = (hooks[event] as unknown[] | undefined) ?? [];
+    if (install) {
+      if (list.some((e) => isOurs(harness, e))) continue;
+      nextHooks[event] = [...list, entry];
+      changed = true;
+    } else {
+      const kept = list.filter((e) => !isOurs(harness, e));
+      if (kept.length === list.length) continue;
+      changed = true;
+      if (kept.length > 0) nextHooks[event] = kept;
+      else delete nextHooks[event];
+    }
+  }
+  const outcome = (status: Outcome['status']): Outcome => ({ harness, status, file: shown, command });
+  if (!changed) return outcome(install ? 'unchanged' : 'absent');
+  const next: Json = { ...settings, hooks: nextHooks };
+  if (!install && Object.keys(nextHooks).length === 0) delete next.hooks;
+  // Uninstalling from a file that held only alock's hook leaves what a new file starts as: remove it.
+  if (!install && sameJson(next, target.base)) {
+    if (write) rmSync(file, { force: true });
+    return outcome('uninstalled');
+  }
+  const mode = (lstatSafe(file)?.mode ?? 0o644) & 0o777;
+  if (write)
+    writeAtomically(file, `${JSON.stringify(next, null, text === null ? 2 : indentOf(text))}\n`, mode);
+  return outcome(install ? 'installed' : 'uninstalled');
+}
+
+function applyFile(
+  root: string,
+  harness: Installable,
+  target: FileTarget,
+  command: string,
+  install: boolean,
+  write: boolean,
+): Outcome {
+  const file = path.join(root, target.file);
+  const stat = lstatSafe(file);
+  const outcome = (status: Outcome['status']): Outcome => ({ harness, status, file, command });
+  if (stat === null) {
+    if (!install) return outcome('absent');
+    if (write) writeAtomically(file, target.body(command), target.executable ? 0o755 : 0o644);
+    return outcome('installed');
+  }
+  // Never written through a link, never replacing someone else's hook.
+  const text = stat.isFile() ? readFileSync(file, 'utf8') : '';
+  if (!stat.isFile() || !ourHook(harness).test(text)) {
+    if (!install) return outcome('absent');
+    throw new AgentLockError('E_USAGE', `${file} already exists and is not agent-lock's; left unchanged`, {
+      hint: `call ${command} from it yourself, or move it aside and run this again`,
+    });
+  }
+  if (!install) {
+    if (write) rmSync(file);
+    return outcome('uninstalled');
+  }
+  if (text === target.body(command)) return outcome('unchanged');
+  if (write) writeAtomically(file, target.body(command), target.executable ? 0o755 : 0o644);
+  return outcome('installed');
+}
+
+/** Installs (or removes) one harness's hook in the tree at `root`; `write: false` only checks. */
+function applyHook(
+  cli: CliContext,
+  root: string,
+  harness: Installable,
+  install: boolean,
+  write: boolean,
+): Outcome {
+  const target = TARGETS[harness];
+  const command = runtimeCommand(cli, root, harness);
+  return target.kind === 'json'
+    ? applyJson(root, harness, target, command, install, write)
+    : applyFile(root, harness, target, command, install, write);
+}
+
+const WORD: Record<Outcome['status'], string> = {
+  installed: 'INSTALLED',
+  unchanged: 'UNCHANGED',
+  uninstalled: 'UNINSTALLED',
+  absent: 'NOT INSTALLED',
+};
+
+/** `--for` as a list: one harness, several (comma-separated), or all whose folder exists here. */
+export function harnessesFor(cli: CliContext, root: string, value: unknown): Installable[] {
+  const text = typeof value === 'string' ? value : 'claude';
+  if (text === 'all') {
+    const found = INSTALLABLE.filter((h) => existsSync(path.join(root, CONFIG_FOLDER[h])));
+    if (found.length === 0) {
+      throw new AgentLockError('E_USAGE', `no agent's configuration folder in ${root}`, {
+        hint: `name one: ${cli.name} hooks install --for ${INSTALLABLE.join('|')}`,
+      });
+    }
+    return found;
+  }
+  const names = text.split(',').map((s) => s.trim());
+  for (const name of names) {
+    if (!(INSTALLABLE as readonly string[]).includes(name)) {
+      throw new AgentLockError(
+        'E_USAGE',
+        `--for must be one of ${INSTALLABLE.join(', ')} or all (got ${JSON.stringify(name)})`,
+        {
+          hint: `${cli.name} hooks install --for claude`,
+        },
+      );
+    }
+  }
+  return names as Installable[];
+}
+
+/** Installs or removes the hooks of several harnesses, each checked before any is written. */
+export function applyHooks(
+  cli: CliContext,
+  root: string,
+  harnesses: readonly Installable[],
+  install: boolean,
+): Answer {
+  // Every file is read and checked first: a bad one stops the run before anything is written.
+  for (const h of harnesses) applyHook(cli, root, h, install, false);
+  const outcomes = harnesses.map((h) => applyHook(cli, root, h, install, true));
+  const changed = outcomes.some((o) => o.status === 'installed' || o.status === 'uninstalled');
+  const status = install ? (changed ? 'installed' : 'unchanged') : changed ? 'uninstalled' : 'absent';
+  const text = outcomes.map((o) => `${WORD[o.status]} ${o.harness} hook in ${o.file}`);
+  if (install && changed) text.push('next: restart the agent (or reload its hooks) so the hook is loaded');
+  return {
+    command: 'hooks',
+    status,
+    exitCode: 0,
+    locks: [],
+    conflicts: [],
+    message: text.join('; '),
+    text,
+    extra: {
+      hooks: outcomes.map((o) => ({ for: o.harness, status: o.status, file: o.file, command: o.command })),
+    },
+  };
+}

@@ -1,0 +1,326 @@
+/**
+ * What every harness's pre-tool-use hook shares: who makes the call, whether another agent holds a
+ * file it would write, and what to do when that cannot be told. Each harness (claude-hook.ts,
+ * harness-hooks.ts) only reads its own payload into these terms and words the decision its own way.
+ */
+import { createHash } from 'node:crypto';
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import type { CliContext } from '../cli/answer.js';
+import { AgentLockError, isAgentLockError } from '../core/errors.js';
+import { sessionAgentId, validateAgentId } from '../core/identity.js';
+import type { Lock } from '../core/lock.js';
+import { findTree } from '../host/tree.js';
+import { openLocks } from '../locks.js';
+import { warningsForAgent } from '../core/worktrees.js';
+import { shellWrites } from './shell-writes.js';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export interface HookAgent {
+  readonly agentId: string;
+  readonly parentAgentId: string | null;
+}
+
+/**
+ * One decision, before any harness words it. `context` is for lines the agent should read without
+ * the call being refused (a later warning, such as a lock in another worktree); harnesses that can
+ * add context to an allowed call pass it on, the others drop it.
+ */
+export type HookDecision =
+  | {
+      readonly kind: 'allow';
+      readonly message: string;
+      /** Shown to the user (not the agent) where the harness has a place for it. */
+      readonly note?: string;
+      readonly context?: readonly string[];
+      readonly extra: Record<string, unknown>;
+    }
+  | {
+      readonly kind: 'deny';
+      readonly reason: string;
+      readonly conflicts: readonly Lock[];
+      readonly extra: Record<string, unknown>;
+    };
+
+export function allow(message: string, extra: Record<string, unknown> = {}): HookDecision {
+  return { kind: 'allow', message, extra };
+}
+
+export function deny(reason: string, extra: Record<string, unknown> = {}, conflicts: readonly Lock[] = []) {
+  return { kind: 'deny', reason, conflicts, extra } as const satisfies HookDecision;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value !== undefined && value.trim() !== '' ? value.trim() : undefined;
+}
+
+/**
+ * Eight characters of a sub-agent id: its own when it is random hex (readable in `alock list`),
+ * else a hash, so that ids sharing a prefix (`agent_0001`, `agent_0002`) never collapse into one.
+ */
+function shortAgent(agentId: string): string {
+  const bare = agentId.replace(/^agent[-_]/i, '');
+  if (/^[0-9a-f]{8,}$/i.test(bare)) return bare.slice(0, 8).toLowerCase();
+  return createHash('sha256').update(agentId).digest('hex').slice(0, 8);
+}
+
+/** Where a harness's payload says who calls: its session (or conversation, task) and sub-agent. */
+export interface CallerFacts {
+  /** `claude`, `codex`, ...: the prefix of the main agent's id, as alock derives it. */
+  readonly harness: string;
+  readonly sessionId?: string | undefined;
+  readonly subAgentId?: string | undefined;
+}
+
+/**
+ * Who makes this tool call. The main agent is what `alock` itself would resolve in the session
+ * (AGENT_ID, else `<harness>-<8 of the session id>`), else, for a harness whose payload names no
+ * session, the identity alock resolves from the hook's own process ancestry. A sub-agent is
+ * `<main>-<8 of its id>` with the main agent as its parent.
+ */
+export function callerAgent(facts: CallerFacts, env: Env, fallback: () => HookAgent): HookAgent {
+  // Ids as valid as alock itself would demand: an id the hook exports into a shell command must not
+  // make every alock and git call in it fail, nor pass where an edit would be refused.
+  const fromEnv = nonEmpty(env.AGENT_ID);
+  const session = nonEmpty(facts.sessionId);
+  let main: string;
+  if (fromEnv !== undefined) main = validateAgentId(fromEnv, 'AGENT_ID');
+  else if (session !== undefined) {
+    const id = sessionAgentId(facts.harness, session);
+    if (id === null) {
+      throw new AgentLockError(
+        'E_ENV_INVALID',
+        `the session id ${JSON.stringify(session)} makes no valid agent id`,
+        { hint: 'set AGENT_ID for this session' },
+      );
+    }
+    main = id;
+  } else {
+    const own = fallback();
+    if (nonEmpty(facts.subAgentId) === undefined) return own;
+    main = own.agentId;
+  }
+  const sub = nonEmpty(facts.subAgentId);
+  if (sub === undefined) {
+    const parent = nonEmpty(env.AGENT_PARENT_ID);
+    // Empty or `none` says "no parent", as for alock itself: never an agent named none.
+    const none = parent === undefined || parent.toLowerCase() === 'none';
+    return { agentId: main, parentAgentId: none ? null : validateAgentId(parent, 'AGENT_PARENT_ID') };
+  }
+  return { agentId: `${main}-${shortAgent(sub)}`, parentAgentId: main };
+}
+
+export function shellQuote(text: string): string {
+  return /^[A-Za-z0-9@%+=:,./_-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+export type OnError = 'allow' | 'deny';
+
+export function onErrorSetting(env: Env): OnError | { invalid: string } {
+  const value = nonEmpty(env.AGENT_LOCK_HOOK_ON_ERROR);
+  if (value === undefined) return 'deny';
+  if (value === 'allow' || value === 'deny') return value;
+  return { invalid: value };
+}
+
+/** A refusal while AGENT_LOCK_HOOK_ON_ERROR has a bad value: never a silent default. */
+export function badSettingDecision(env: Env): HookDecision | null {
+  const setting = onErrorSetting(env);
+  if (typeof setting !== 'object') return null;
+  return deny(
+    `agent-lock: AGENT_LOCK_HOOK_ON_ERROR must be allow or deny (got ${JSON.stringify(setting.invalid)}); fix or unset it`,
+    { error: 'AGENT_LOCK_HOOK_ON_ERROR' },
+  );
+}
+
+/** The hook could not decide: the explicit setting says whether the tool call goes through. */
+export function couldNotDecide(env: Env, what: string): HookDecision {
+  const setting = onErrorSetting(env);
+  if (typeof setting === 'object') {
+    return deny(
+      `agent-lock: AGENT_LOCK_HOOK_ON_ERROR must be allow or deny (got ${JSON.stringify(setting.invalid)}); and ${what}`,
+      { error: what },
+    );
+  }
+  if (setting === 'deny') {
+    return deny(
+      `agent-lock could not check this tool call: ${what}. Fix that, or set AGENT_LOCK_HOOK_ON_ERROR=allow to let tool calls through unchecked.`,
+      { error: what, on_error: 'deny' },
+    );
+  }
+  const message = `agent-lock could not check this tool call (${what}); allowed because AGENT_LOCK_HOOK_ON_ERROR=allow`;
+  return { kind: 'allow', message, note: message, extra: { error: what, on_error: 'allow' } };
+}
+
+export function isDirectory(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** The folder relative paths of a call resolve against: the payload's, when it is a real folder. */
+export function callBase(cli: CliContext, cwd: unknown): string {
+  return typeof cwd === 'string' && path.isAbsolute(cwd) && isDirectory(cwd) ? cwd : cli.io.cwd;
+}
+
+function nearestExisting(p: string): string {
+  let current = p;
+  while (!isDirectory(current)) {
+    const parent = path.dirname(current);
+    if (parent === current) return current;
+    current = parent;
+  }
+  return current;
+}
+
+function inside(root: string, file: string): boolean {
+  const rel = path.relative(root, file);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+function holderLine(lock: Lock): string {
+  const parent = lock.parent_agent_id ? ` (sub-agent of ${lock.parent_agent_id})` : '';
+  const intent = lock.intent ? `, intent "${lock.intent}"` : '';
+  return `${lock.agent_id}${parent} holds ${lock.scope}${intent}`;
+}
+
+/** Denied when another agent holds any of `files` (each checked in turn, the first refusal wins). */
+export async function checkFiles(
+  cli: CliContext,
+  files: readonly string[],
+  agent: HookAgent,
+  base: string,
+): Promise<HookDecision> {
+  let allowed: HookDecision | null = null;
+  for (const raw of files) {
+    const decision = await checkFile(cli, path.resolve(base, raw), agent, base);
+    if (decision.kind === 'deny') return decision;
+    allowed ??= decision;
+  }
+  return allowed ?? allow('allowed: no file to check', { agent });
+}
+
+async function checkFile(
+  cli: CliContext,
+  file: string,
+  agent: HookAgent,
+  base: string,
+): Promise<HookDecision> {
+  // Where a lock on this file can live: the file's own git checkout (another worktree, a submodule,
+  // a repository below a session started in a plain folder), and the session's tree when the file is
+  // inside it but belongs to a checkout nested there (a lock taken from the session's folder names
+  // it under the session's tree). A file outside both is nobody's to lock: checking it would make a
+  // store for it.
+  const fileTree = findTree(nearestExisting(path.dirname(file)));
+  const baseTree = findTree(base);
+  const dirs: string[] = [];
+  if (fileTree.gitCommonDir !== null) dirs.push(fileTree.root);
+  if (inside(baseTree.root, file) && (fileTree.gitCommonDir === null || baseTree.root !== fileTree.root)) {
+    dirs.push(base);
+  }
+  if (dirs.length === 0) return allow(`allowed: ${file} is outside every tree`, { file, agent });
+  let allowed: HookDecision | null = null;
+  for (const dir of dirs) {
+    const decision = await checkFileIn(cli, dir, file, agent);
+    if (decision.kind === 'deny') return decision;
+    allowed ??= decision;
+  }
+  return allowed!;
+}
+
+/** Asks the store of the tree around `dir` whether another agent holds `file`. */
+async function checkFileIn(
+  cli: CliContext,
+  dir: string,
+  file: string,
+  agent: HookAgent,
+): Promise<HookDecision> {
+  const backend = cli.globals().backend;
+  const locks = await openLocks({
+    dir,
+    env: cli.io.env,
+    identity: { agentId: agent.agentId, parentAgentId: agent.parentAgentId },
+    ...(backend === 'file' || backend === 'redis' ? { backend } : {}),
+  });
+  try {
+    let outcome: Awaited<ReturnType<typeof locks.check>>;
+    try {
+      outcome = await locks.check(file);
+    } catch (error) {
+      if (isAgentLockError(error) && error.code === 'E_SCOPE_OUTSIDE_TREE') {
+        return allow(`allowed: ${file} is outside the tree`, { file, agent });
+      }
+      throw error;
+    }
+    const shown = path.relative(locks.tree.root, file) || file;
+    const told = warningsForAgent(outcome.warnings);
+    if (outcome.status === 'other_worktree') {
+      const reason = `${told} AGENT_LOCK_WORKTREES=block: do not edit ${shown} here; work on something else, or ask its holder to merge first.`;
+      return deny(reason, { file: shown, agent }, outcome.conflicts);
+    }
+    if (outcome.status !== 'held') {
+      // Another worktree's lock on this path: the call goes on, and the agent is told (added
+      // context where the harness has it), never refused.
+      const message = `allowed: ${shown} is ${outcome.status} for ${agent.agentId}`;
+      if (told === null) return allow(message, { file: shown, agent });
+      return {
+        kind: 'allow',
+        message,
+        context: [told],
+        extra: { file: shown, agent, warnings: outcome.warnings },
+      };
+    }
+    const reason = [
+      `agent-lock: ${shown} is locked by another agent: ${outcome.conflicts.map(holderLine).join('; ')}.`,
+      `You are ${agent.agentId}. Do not edit it: work on something else, ask its holder, or check again later (${cli.name} check ${shellQuote(shown)}).`,
+    ].join(' ');
+    return deny(reason, { file: shown, agent }, outcome.conflicts);
+  } finally {
+    await locks.close().catch(() => {});
+  }
+}
+
+function unparsedSetting(env: Env): OnError | { invalid: string } {
+  const value = nonEmpty(env.AGENT_LOCK_HOOK_SHELL_UNPARSED);
+  if (value === undefined) return 'allow';
+  if (value === 'allow' || value === 'deny') return value;
+  return { invalid: value };
+}
+
+/**
+ * A shell command: refused when it visibly writes a file another agent holds (shell-writes.ts). A
+ * command the shell grammar cannot read goes through with a note, unless
+ * AGENT_LOCK_HOOK_SHELL_UNPARSED=deny. `agent` is asked only when there is a file to check.
+ */
+export async function checkShell(
+  cli: CliContext,
+  command: string,
+  base: string,
+  agent: () => HookAgent,
+): Promise<HookDecision> {
+  const writes = await shellWrites(command, base, isDirectory);
+  if (writes.kind === 'none') return allow('allowed: the command writes no file');
+  if (writes.kind === 'unparsed') {
+    const setting = unparsedSetting(cli.io.env);
+    if (typeof setting === 'object') {
+      return deny(
+        `agent-lock: AGENT_LOCK_HOOK_SHELL_UNPARSED must be allow or deny (got ${JSON.stringify(setting.invalid)}); fix or unset it`,
+        { error: 'AGENT_LOCK_HOOK_SHELL_UNPARSED' },
+      );
+    }
+    if (setting === 'deny') {
+      return deny(
+        'agent-lock could not parse this shell command, so it cannot tell which files it writes; refused because AGENT_LOCK_HOOK_SHELL_UNPARSED=deny. Write it in plainer shell, or edit files with the edit tool.',
+        { shell: 'unparsed' },
+      );
+    }
+    const note =
+      'agent-lock could not parse this shell command; it was not checked for writes to locked files';
+    return { kind: 'allow', message: note, note, extra: { shell: 'unparsed' } };
+  }
+  if (writes.files.length === 0) return allow('allowed: the command writes no file anyone can name');
+  return checkFiles(cli, writes.files, agent(), base);
+}

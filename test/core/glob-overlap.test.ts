@@ -1,0 +1,198 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { globAutomaton } from '../../src/core/glob-automaton.js';
+import { automataOverlap, OVERLAP_STATE_LIMIT } from '../../src/core/glob-overlap.js';
+import {
+  explainOverlap,
+  globMatches,
+  type PathScope,
+  scopeFromPattern,
+  scopesOverlap,
+} from '../../src/core/scope.js';
+
+const scope = (pattern: string) => scopeFromPattern(pattern, 'path') as PathScope;
+/** Does `path` match `pattern` as agent-lock matches it (picomatch, via globMatches)? */
+const matches = (pattern: string, path: string) => {
+  const s = scope(pattern);
+  return s.glob ? globMatches(s, path) : s.pattern === path;
+};
+
+// Every normalised path up to MAX_LENGTH code units over a, b, c, '.' and '/'. Generated globs
+// mention only a, b and '.', so c stands for every other character: a common path, if there is
+// one that short, is among these.
+const ALPHABET = ['a', 'b', 'c', '.', '/'];
+const MAX_LENGTH = 4;
+const PATHS: string[] = [];
+(function enumerate(prefix: string) {
+  if (prefix.length > 0 && isNormalised(prefix)) PATHS.push(prefix);
+  if (prefix.length === MAX_LENGTH) return;
+  for (const c of ALPHABET) enumerate(prefix + c);
+})('');
+
+function isNormalised(path: string): boolean {
+  return path.split('/').every((segment) => segment !== '' && segment !== '.' && segment !== '..');
+}
+
+const bitsets = new Map<string, Uint8Array>();
+function matchSet(pattern: string): Uint8Array {
+  let set = bitsets.get(pattern);
+  if (set === undefined) {
+    set = Uint8Array.from(PATHS, (path) => (matches(pattern, path) ? 1 : 0));
+    bitsets.set(pattern, set);
+  }
+  return set;
+}
+
+function bruteForce(a: string, b: string): string | null {
+  const x = matchSet(a);
+  const y = matchSet(b);
+  for (let i = 0; i < PATHS.length; i++) if (x[i] && y[i]) return PATHS[i]!;
+  return null;
+}
+
+// Globs over a small alphabet: up to three segments of literals, `*`, `?`, classes and braces
+// (whose alternatives may hold a slash), or a whole `**` segment.
+const literal = fc.constantFrom('a', 'b', '.');
+const atom: fc.Arbitrary<string> = fc.oneof(
+  { weight: 4, arbitrary: literal },
+  { weight: 3, arbitrary: fc.constant('*') },
+  { weight: 2, arbitrary: fc.constant('?') },
+  { weight: 2, arbitrary: fc.constantFrom('[ab]', '[!a]', '[^a]', '[a-b]', '[.]', '[^.]', '[b.]') },
+);
+const alternative = fc
+  .array(fc.oneof({ weight: 5, arbitrary: atom }, { weight: 1, arbitrary: fc.constant('/') }), {
+    minLength: 0,
+    maxLength: 2,
+  })
+  .map((parts) => parts.join(''));
+const brace = fc.array(alternative, { minLength: 2, maxLength: 3 }).map((alts) => `{${alts.join(',')}}`);
+const segment = fc.oneof(
+  { weight: 2, arbitrary: fc.constant('**') },
+  {
+    weight: 7,
+    arbitrary: fc
+      .array(fc.oneof({ weight: 5, arbitrary: atom }, { weight: 1, arbitrary: brace }), {
+        minLength: 1,
+        maxLength: 3,
+      })
+      .map((parts) => parts.join('')),
+  },
+);
+const glob = fc.array(segment, { minLength: 1, maxLength: 3 }).map((segments) => segments.join('/'));
+
+describe('glob against glob overlap', () => {
+  // A pool of random globs, and 10,000 random pairs of them: brute force then costs one picomatch
+  // compilation per glob, not per pair. GLOB_SEED=N replays a failure (the seed is in its message).
+  const seed = Number(process.env.GLOB_SEED ?? Math.floor(Math.random() * 2 ** 31));
+  const pool = fc.sample(glob, { numRuns: 600, seed });
+
+  it('equals brute force over every short path, and every witness matches both (10,000 pairs)', () => {
+    let overlapping = 0;
+    let inexact = 0;
+    fc.assert(
+      fc.property(fc.nat(pool.length - 1), fc.nat(pool.length - 1), (i, j) => {
+        const [a, b] = [pool[i]!, pool[j]!];
+        const pair = `${JSON.stringify(a)} and ${JSON.stringify(b)} (GLOB_SEED=${seed})`;
+        const found = explainOverlap(scope(a), scope(b));
+        const common = bruteForce(a, b);
+        if (found.witness !== null) {
+          expect(
+            matches(a, found.witness) && matches(b, found.witness),
+            `witness ${found.witness} of ${pair}`,
+          ).toBe(true);
+        }
+        // Never under-refuse: a path both match means a conflict, exact or not.
+        if (common !== null) expect(found.conflict, `${pair} both match ${common}`).toBe(true);
+        if (!found.exact) {
+          inexact++;
+          return;
+        }
+        // Exact answers: a conflict has a witness (longer than the enumerated paths, at worst).
+        if (found.conflict) {
+          overlapping++;
+          if (a !== b) expect(found.witness, `witness of ${pair}`).not.toBeNull();
+        } else {
+          expect(common, `${pair} said disjoint`).toBeNull();
+        }
+        expect(scopesOverlap(scope(a), scope(b))).toBe(found.conflict);
+      }),
+      { numRuns: 10_000, seed },
+    );
+    // The generator is worth its runs only if it meets both answers, and mostly exactly.
+    expect(overlapping).toBeGreaterThan(1000);
+    expect(10_000 - overlapping - inexact).toBeGreaterThan(1000);
+    expect(inexact).toBeLessThan(2000);
+  });
+});
+
+describe('glob pairs people write', () => {
+  // [a, b, conflict?]
+  const cases: [string, string, boolean][] = [
+    ['src/*.ts', 'src/**/*.md', false],
+    ['src/**/*.test.ts', 'src/**/*.tsx', false],
+    ['docs/*.md', 'docs/*.png', false],
+    ['src/*.ts', 'src/lib/**', false],
+    ['src/*.ts', 'src/*.js', false],
+    ['src/**/*.ts', 'src/**/*.test.ts', true],
+    ['src/**', 'src/lib/*.ts', true],
+    ['**/*.md', 'src/lib/**', true],
+    ['src/{a,b}/**', 'src/c/**', false],
+    ['src/{a,b}/**', 'src/b/*.ts', true],
+    ['src/[ab].ts', 'src/[cd].ts', false],
+    ['src/[a-c].ts', 'src/[c-e].ts', true],
+    ['src/[^a].ts', 'src/a.*', false],
+    // picomatch reads `[!a]` as the class of `!` and `a`, not a negation: it meets `a.ts`.
+    ['src/[!a].ts', 'src/a.*', true],
+    ['src/**/test/**', 'src/lib/**/*.ts', true],
+    ['packages/*/src/**', 'packages/api/test/**', false],
+    ['*.md', 'docs/*.md', false],
+    ['**/*.{ts,tsx}', '**/*.md', false],
+  ];
+
+  it.each(cases)('%j against %j conflicts: %s', (a, b, conflict) => {
+    const found = explainOverlap(scope(a), scope(b));
+    expect(found.conflict).toBe(conflict);
+    expect(explainOverlap(scope(b), scope(a)).conflict).toBe(conflict);
+    expect(found.exact).toBe(true);
+    if (conflict) {
+      expect(matches(a, found.witness!)).toBe(true);
+      expect(matches(b, found.witness!)).toBe(true);
+    }
+  });
+
+  it('names a shortest common path', () => {
+    expect(explainOverlap(scope('src/**/*.ts'), scope('src/*/index.*')).witness).toBe('src/a/index.ts');
+  });
+
+  it('keeps picomatch quirks: x/** holds x, */** does not hold a lone folder', () => {
+    expect(explainOverlap(scope('a/**'), scope('{a,b}')).witness).toBe('a');
+    expect(explainOverlap(scope('*/**'), scope('{a,b}')).conflict).toBe(false);
+    // `{a,c}/**/{,b}` matches `a` itself (picomatch's `|$` branch).
+    expect(explainOverlap(scope('{a,c}/**/{,b}'), scope('{a,d}')).witness).toBe('a');
+  });
+
+  it('matches a class with no regex characters as its own text too, like picomatch', () => {
+    const found = explainOverlap(scope('app/[slug]/*'), scope('app/?slug?/page.tsx'));
+    expect(found.conflict).toBe(true);
+    expect(matches('app/[slug]/*', found.witness!)).toBe(true);
+  });
+
+  it('compiles escapes conservatively: may over-refuse, says so', () => {
+    const found = explainOverlap(scope('src/\\*.ts'), scope('src/*.js'));
+    expect(found).toMatchObject({ conflict: true, exact: false });
+  });
+});
+
+describe('the bound', () => {
+  it('answers overlap (the safe side) past the state limit and says it gave up', () => {
+    // Many stars in one segment on both sides: the product grows past a tiny limit quickly.
+    const a = globAutomaton('x/*a*b*a*b*a*b*a*b', ['x']);
+    const b = globAutomaton('x/*b*a*b*a*b*a*b', ['x']);
+    const small = automataOverlap(a, b, 20);
+    expect(small).toMatchObject({ overlap: true, bounded: true, exact: false });
+    const full = automataOverlap(a, b, OVERLAP_STATE_LIMIT);
+    expect(full).toMatchObject({ overlap: true, bounded: false });
+    expect(matches('x/*a*b*a*b*a*b*a*b', full.witness!)).toBe(true);
+    expect(matches('x/*b*a*b*a*b*a*b', full.witness!)).toBe(true);
+  });
+});

@@ -1,0 +1,236 @@
+/**
+ * `alock hooks install|uninstall --for <harness>` on a real tree: merged into the configuration each
+ * harness already has (kept intact, twice is once), taken out again by uninstall, and the OpenCode
+ * plugin it writes run for real against the alock program.
+ */
+import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { makeSandbox, type Sandbox } from '../cli/cli-harness.js';
+
+let sandbox: Sandbox;
+beforeEach(() => {
+  sandbox = makeSandbox();
+});
+afterEach(() => sandbox.cleanup());
+
+const JSON_FILES = {
+  claude: '.claude/settings.json',
+  codex: '.codex/hooks.json',
+  gemini: '.gemini/settings.json',
+  cursor: '.cursor/hooks.json',
+  copilot: '.github/hooks/agent-lock.json',
+} as const;
+
+/** What a user already has there: other keys, and other hooks on the same event. */
+const EXISTING: Record<keyof typeof JSON_FILES, unknown> = {
+  claude: {
+    permissions: { allow: ['Bash(npm test)'] },
+    hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: './lint.sh' }] }] },
+  },
+  codex: { hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'audit' }] }] } },
+  gemini: {
+    model: { name: 'gemini-2.5-pro' },
+    hooks: { BeforeTool: [{ matcher: 'run_shell_command', hooks: [{ type: 'command', command: 'guard' }] }] },
+  },
+  cursor: {
+    version: 1,
+    hooks: { afterFileEdit: [{ command: './format.sh' }], preToolUse: [{ command: 'x' }] },
+  },
+  copilot: { version: 1, hooks: { sessionStart: [{ type: 'command', bash: 'echo hi' }] } },
+};
+
+function read(rel: string): string {
+  return readFileSync(path.join(sandbox.tree, rel), 'utf8');
+}
+
+function write(rel: string, text: string): void {
+  mkdirSync(path.dirname(path.join(sandbox.tree, rel)), { recursive: true });
+  writeFileSync(path.join(sandbox.tree, rel), text);
+}
+
+describe.each(Object.keys(JSON_FILES) as (keyof typeof JSON_FILES)[])('hooks install --for %s', (harness) => {
+  const rel = JSON_FILES[harness];
+
+  it('merges into the existing file, keeps every key and hook, is idempotent, and uninstall restores it', async () => {
+    const original = `${JSON.stringify(EXISTING[harness], null, 2)}\n`;
+    write(rel, original);
+    const first = await sandbox.json('me', ['hooks', 'install', '--for', harness]);
+    expect(first.code).toBe(0);
+    expect(first.body.status).toBe('installed');
+    const merged = read(rel);
+    expect(merged).toContain(`hooks ${harness}-pre-tool-use`);
+    // Everything that was there is still there.
+    const before = JSON.parse(original) as { hooks: Record<string, unknown[]> };
+    const after = JSON.parse(merged) as { hooks: Record<string, unknown[]> };
+    for (const [event, list] of Object.entries(before.hooks)) {
+      expect(after.hooks[event]?.slice(0, list.length)).toEqual(list);
+    }
+    const second = await sandbox.json('me', ['hooks', 'install', '--for', harness]);
+    expect(second.body.status).toBe('unchanged');
+    expect(read(rel)).toBe(merged);
+    const removed = await sandbox.json('me', ['hooks', 'uninstall', '--for', harness]);
+    expect(removed.body.status).toBe('uninstalled');
+    expect(read(rel)).toBe(original);
+    const again = await sandbox.json('me', ['hooks', 'uninstall', '--for', harness]);
+    expect(again.body.status).toBe('absent');
+  });
+
+  it('creates the file when there is none, and uninstall removes it again', async () => {
+    expect((await sandbox.run('me', ['hooks', 'install', '--for', harness])).code).toBe(0);
+    expect(existsSync(path.join(sandbox.tree, rel))).toBe(true);
+    expect((await sandbox.run('me', ['hooks', 'uninstall', '--for', harness])).code).toBe(0);
+    expect(existsSync(path.join(sandbox.tree, rel))).toBe(false);
+  });
+
+  it('refuses a file that is not valid JSON, changing nothing', async () => {
+    write(rel, '{"hooks": ');
+    const r = await sandbox.run('me', ['hooks', 'install', '--for', harness]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^ERROR: alock: .* is not valid JSON .*left unchanged \(.*\)\n$/);
+    expect(read(rel)).toBe('{"hooks": ');
+  });
+});
+
+describe('hooks install: the shape each harness reads', () => {
+  it('writes each harness its own event, matcher and command', async () => {
+    expect((await sandbox.run('me', ['hooks', 'install', '--for', 'codex,gemini,cursor,copilot'])).code).toBe(
+      0,
+    );
+    expect(JSON.parse(read('.codex/hooks.json'))).toEqual({
+      hooks: {
+        PreToolUse: [
+          {
+            matcher: 'apply_patch|Bash',
+            hooks: [{ type: 'command', command: 'alock hooks codex-pre-tool-use' }],
+          },
+        ],
+      },
+    });
+    const gemini = JSON.parse(read('.gemini/settings.json'));
+    expect(gemini.hooks.BeforeTool[0].matcher).toBe('write_file|replace|run_shell_command');
+    const cursor = JSON.parse(read('.cursor/hooks.json'));
+    expect(cursor.version).toBe(1);
+    expect(cursor.hooks.preToolUse[0].command).toBe('alock hooks cursor-pre-tool-use');
+    expect(cursor.hooks.beforeShellExecution).toEqual([{ command: 'alock hooks cursor-pre-tool-use' }]);
+    const copilot = JSON.parse(read('.github/hooks/agent-lock.json'));
+    expect(copilot).toEqual({
+      version: 1,
+      hooks: { preToolUse: [{ type: 'command', bash: 'alock hooks copilot-pre-tool-use', timeoutSec: 30 }] },
+    });
+  });
+
+  it('--for all installs for the harnesses whose folder exists, and only those', async () => {
+    mkdirSync(path.join(sandbox.tree, '.codex'));
+    mkdirSync(path.join(sandbox.tree, '.clinerules'));
+    const r = await sandbox.json('me', ['hooks', 'install', '--for', 'all']);
+    expect(r.code).toBe(0);
+    expect((r.body.hooks as { for: string }[]).map((h) => h.for)).toEqual(['codex', 'cline']);
+    expect(existsSync(path.join(sandbox.tree, '.claude'))).toBe(false);
+    expect(existsSync(path.join(sandbox.tree, '.gemini'))).toBe(false);
+  });
+
+  it('--for all with no harness folder, or an unknown harness, is an error that changes nothing', async () => {
+    const none = await sandbox.run('me', ['hooks', 'install', '--for', 'all']);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/^ERROR: alock: no agent's configuration folder in .* \(name one: .*\)\n$/);
+    const bad = await sandbox.run('me', ['hooks', 'install', '--for', 'codex,vim']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('(got "vim")');
+    expect(existsSync(path.join(sandbox.tree, '.codex'))).toBe(false);
+  });
+
+  it('writes nothing when one of several files is broken', async () => {
+    write('.gemini/settings.json', '[1]');
+    const r = await sandbox.run('me', ['hooks', 'install', '--for', 'codex,gemini']);
+    expect(r.code).toBe(2);
+    expect(existsSync(path.join(sandbox.tree, '.codex/hooks.json'))).toBe(false);
+    expect(read('.gemini/settings.json')).toBe('[1]');
+  });
+});
+
+describe('hooks install --for cline', () => {
+  it('writes an executable PreToolUse script, twice is once, and uninstall removes only its own', async () => {
+    expect((await sandbox.json('me', ['hooks', 'install', '--for', 'cline'])).body.status).toBe('installed');
+    const file = path.join(sandbox.tree, '.clinerules/hooks/PreToolUse');
+    expect(statSync(file).mode & 0o111).not.toBe(0);
+    expect(read('.clinerules/hooks/PreToolUse')).toContain('exec alock hooks cline-pre-tool-use');
+    expect((await sandbox.json('me', ['hooks', 'install', '--for', 'cline'])).body.status).toBe('unchanged');
+    expect((await sandbox.json('me', ['hooks', 'uninstall', '--for', 'cline'])).body.status).toBe(
+      'uninstalled',
+    );
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it("never replaces someone else's PreToolUse hook, nor removes it", async () => {
+    write('.clinerules/hooks/PreToolUse', '#!/bin/sh\necho \'{"cancel":false}\'\n');
+    const r = await sandbox.run('me', ['hooks', 'install', '--for', 'cline']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/already exists and is not agent-lock's; left unchanged \(call alock hooks/);
+    expect((await sandbox.json('me', ['hooks', 'uninstall', '--for', 'cline'])).body.status).toBe('absent');
+    expect(read('.clinerules/hooks/PreToolUse')).toContain('cancel');
+  });
+});
+
+describe('hooks install --for opencode', () => {
+  /** A folder with an `alock` that runs this checkout's built CLI, as a user's PATH would have. */
+  function alockBin(): string {
+    const bin = path.join(sandbox.outside, 'bin');
+    mkdirSync(bin, { recursive: true });
+    symlinkSync(path.resolve('bin/alock.js'), path.join(bin, 'alock'));
+    return path.join(bin, 'alock');
+  }
+
+  it('writes a plugin that refuses a held file through alock, and lets a free one go', async () => {
+    expect((await sandbox.json('me', ['hooks', 'install', '--for', 'opencode'])).body.status).toBe(
+      'installed',
+    );
+    const file = path.join(sandbox.tree, '.opencode/plugins/agent-lock.js');
+    expect((await sandbox.run('other-agent', ['acquire', 'src/a.ts', '-m', 'refactor login'])).code).toBe(0);
+    const saved = { ...process.env };
+    Object.assign(process.env, {
+      AGENT_LOCK_BIN: alockBin(),
+      AGENT_LOCK_DIR: sandbox.store,
+      AGENT_LOCK_REDIS_PROBE: 'off',
+    });
+    delete process.env.AGENT_ID;
+    try {
+      const mod = (await import(pathToFileURL(file).href)) as {
+        AgentLock: (ctx: unknown) => Promise<Record<string, (i: unknown, o: unknown) => Promise<void>>>;
+      };
+      const client = { session: { get: async () => ({ data: {} }) } };
+      const hooks = await mod.AgentLock({ client, directory: sandbox.tree });
+      const beforeTool = hooks['tool.execute.before']!;
+      const call = (filePath: string) =>
+        beforeTool(
+          { tool: 'edit', sessionID: 'ses_plugin', callID: 'c1' },
+          { args: { filePath: path.join(sandbox.tree, filePath), oldString: 'a', newString: 'b' } },
+        );
+      await expect(call('src/a.ts')).rejects.toThrow(
+        /other-agent .*holds src\/a\.ts, intent "refactor login"/,
+      );
+      await expect(call('src/free.ts')).resolves.toBeUndefined();
+      // A tool that writes nothing is not even sent.
+      await expect(
+        beforeTool({ tool: 'read', sessionID: 'ses_plugin', callID: 'c2' }, { args: {} }),
+      ).resolves.toBe(undefined);
+    } finally {
+      process.env = saved;
+    }
+    expect((await sandbox.json('me', ['hooks', 'uninstall', '--for', 'opencode'])).body.status).toBe(
+      'uninstalled',
+    );
+    expect(existsSync(file)).toBe(false);
+  });
+});
+
+describe('hooks install --for claude keeps its own behaviour', () => {
+  it('uninstall --for claude takes out only its entry', async () => {
+    write('.claude/settings.json', `${JSON.stringify(EXISTING.claude, null, 2)}\n`);
+    expect((await sandbox.run('me', ['hooks', 'install', '--for', 'claude'])).code).toBe(0);
+    expect(read('.claude/settings.json')).toContain('claude-pre-tool-use');
+    expect((await sandbox.run('me', ['hooks', 'uninstall', '--for', 'claude'])).code).toBe(0);
+    expect(JSON.parse(read('.claude/settings.json'))).toEqual(EXISTING.claude);
+  });
+});
