@@ -1,4 +1,4 @@
-// npm run bench, part (i): `alock conflicts` from a hook's point of view (issue 22).
+// npm run bench, part (j): `alock conflicts` from a hook's point of view (issue 22).
 //   In a scratch repository with a main worktree and three linked ones (one pair really conflicts),
 //   each a fresh process, alternating: `alock conflicts` with its cache in place (no head moved:
 //   what a hook pays on most tool calls), the same without it (every pair merged with
@@ -97,7 +97,7 @@ try {
   result.target = `cached / check <= ${TARGET_MAX}x`;
   result.pass = result.ratioCachedToCheck <= TARGET_MAX;
   log(
-    `(i) alock conflicts, three other branches (one conflicting), ${runs} runs each, alternating (wall ms)`,
+    `(j) alock conflicts, three other branches (one conflicting), ${runs} runs each, alternating (wall ms)`,
   );
   log(`  alock check x (cold start floor)   median ${result.medianMs.check} ms`);
   log(`  alock conflicts, cache in place   median ${result.medianMs.cached} ms`);

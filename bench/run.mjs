@@ -21,6 +21,9 @@
 //   (g) glob locks (issue 21): check decisions with 1,000 glob locks held, the exact glob-vs-glob
 //       rule against a bench-only build with the fixed-part rule (bench/globs.mjs), same run;
 //       and the worst glob pair's search                  target: ratio <= 1.5
+//   (i) events written per second on the file store (acquire+release, counted back from the
+//       store), and the web dashboard's time from a commit to the page showing it, measured in
+//       headless Chromium (bench/events-section.mjs)               figures, no target
 // (d), (e) and the Redis part of (f) run against one redis-server the bench starts on a free port
 // and stops at the end; without redis-server on PATH they are reported as NOT RUN.
 // Flags: --json prints one JSON object instead of tables. BENCH_QUICK=1 is a fast smoke run.
@@ -40,6 +43,7 @@ import { Mutex } from 'redis-semaphore';
 import Redlock from 'redlock';
 import { openLocks } from '../dist/index.js';
 import { globSection } from './globs.mjs';
+import { eventsSection } from './events-section.mjs';
 import { redisServerVersion, startRedisServer } from './redis-server.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -1389,6 +1393,20 @@ try {
   );
   log();
 
+  const i = await eventsSection(quick);
+  log('(i) the history and the dashboard (figures, no target)');
+  log(
+    `  events written: ${i.rate.eventsPerSec}/s (${i.rate.events} events for ${i.rate.ops} acquire+release on the file store, ${i.rate.opsPerSec} acquire+release/s)`,
+  );
+  if (i.dashboard.ran) {
+    log(
+      `  dashboard, commit to page update in Chromium: median ${i.dashboard.medianMs.toFixed(1)} ms, p99 ${i.dashboard.p99Ms.toFixed(1)} ms (${i.dashboard.samples} commits)`,
+    );
+  } else {
+    log(`  dashboard: NOT RUN (${i.dashboard.reason})`);
+  }
+  log();
+
   const summary = {
     coldStart: verdict(a.pass),
     resourceRate: verdict(b.pass),
@@ -1401,7 +1419,7 @@ try {
     hookCalls: verdict(h.pass),
   };
   log(
-    `summary: (a) ${summary.coldStart}  (b) ${summary.resourceRate}  (c) ${summary.latencyUnderLoad}  (d) ${summary.redisResourceRate}  (e) ${summary.redisLatencyUnderLoad}  (f) Redis ${summary.handoffRedis} file ${summary.handoffFile}  (g) ${summary.globs}  (h) ${summary.hookCalls}`,
+    `summary: (a) ${summary.coldStart}  (b) ${summary.resourceRate}  (c) ${summary.latencyUnderLoad}  (d) ${summary.redisResourceRate}  (e) ${summary.redisLatencyUnderLoad}  (f) Redis ${summary.handoffRedis} file ${summary.handoffFile}  (g) ${summary.globs}  (h) ${summary.hookCalls}  (i) figures`,
   );
   if (asJson) {
     const report = {
@@ -1417,6 +1435,7 @@ try {
       handoff: f,
       globs: g,
       hookCalls: h,
+      events: i,
       summary,
     };
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

@@ -30,16 +30,20 @@ const lazy = {
   '../doctor/doctor.js': 'src/doctor/doctor.ts',
   // The shell grammar (WebAssembly), loaded by a hook only for a command that could write a file.
   '../integrations/shell-parser.js': 'src/integrations/shell-parser.ts',
+  './watch.js': 'src/cli/watch.ts',
+  '../ui/dashboard.js': 'src/ui/dashboard.ts',
 };
 const lazyName = (spec) => `./lazy/${spec.split('/').pop()}`;
 // `within`: the bundle being built is itself in dist/lazy, beside the others.
 const keepLazy = (within) => ({
   name: 'keep-lazy',
   setup(b) {
-    b.onResolve({ filter: /^\.\.?\/(mcp|integrations|redis|doctor)\/|^\.\/conflicts\.js$/ }, (args) =>
-      args.kind === 'dynamic-import' && lazy[args.path]
-        ? { path: within ? `./${args.path.split('/').pop()}` : lazyName(args.path), external: true }
-        : undefined,
+    b.onResolve(
+      { filter: /^\.\.?\/((mcp|integrations|redis|doctor|ui)\/|watch\.js$)|^\.\/conflicts\.js$/ },
+      (args) =>
+        args.kind === 'dynamic-import' && lazy[args.path]
+          ? { path: within ? `./${args.path.split('/').pop()}` : lazyName(args.path), external: true }
+          : undefined,
     );
   },
 });

@@ -43,6 +43,7 @@ import {
   waiterKey,
 } from './core/decide.js';
 import { AgentLockError } from './core/errors.js';
+import { EVENTS_KEPT, type EventFilter, eventMatches } from './core/events.js';
 import { type Identity, resolveIdentity } from './core/identity.js';
 import type { Holder, Lock, Mode } from './core/lock.js';
 import { instant, type Lease, type LeaseLostError, type LeaseStore, startLease } from './lease.js';
@@ -154,13 +155,28 @@ export interface Locks {
     scopes: string | readonly string[],
     options?: { reason?: string; ids?: readonly string[] },
   ): Promise<Outcome<BreakStatus>>;
-  events(limit?: number): Promise<StoreEvent[]>;
+  /**
+   * The store's history (core/events), newest last: the last `limit` (50) events, or only those
+   * after the event whose id is `after`, narrowed by time, agent and scope (scopes are read like
+   * acquire's, relative to the tree).
+   */
+  events(query?: number | EventQuery): Promise<StoreEvent[]>;
+  /** The test events() applies for `query`'s time, agent and scopes (a scope is checked at once). */
+  eventFilter(query: EventQuery): (event: StoreEvent) => boolean;
   /**
    * Moves damage in the store aside (kept, timestamped) and goes on with what can be read: only
    * when a person asks. A store without damage is left as it is (`damage` empty).
    */
   repair(): Promise<RepairReport>;
   close(): Promise<void>;
+}
+
+export interface EventQuery {
+  readonly limit?: number;
+  readonly after?: string;
+  readonly since?: number;
+  readonly agent?: string;
+  readonly scopes?: readonly string[];
 }
 
 const MAX_INTENT = 500;
@@ -653,8 +669,23 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
       };
       return run((state, ctx) => decideBreak(state, ctx, req));
     },
-    events(limit = 50) {
-      return backend.events(limit);
+    async events(query = {}) {
+      const q: EventQuery = typeof query === 'number' ? { limit: query } : query;
+      const limit = q.limit ?? 50;
+      const narrowed = q.since !== undefined || q.agent !== undefined || (q.scopes?.length ?? 0) > 0;
+      if (!narrowed) return backend.events(limit, q.after);
+      const matches = api.eventFilter(q);
+      // Narrowed: look through everything kept, then take the last `limit` that match.
+      const all = await backend.events(2 * EVENTS_KEPT, q.after);
+      return all.filter(matches).slice(-limit);
+    },
+    eventFilter(q) {
+      const filter: EventFilter = {
+        ...(q.since === undefined ? {} : { since: q.since }),
+        ...(q.agent === undefined ? {} : { agent: q.agent }),
+        ...(q.scopes === undefined || q.scopes.length === 0 ? {} : { targets: targets(q.scopes) }),
+      };
+      return (event) => eventMatches(event, filter);
     },
     async repair() {
       return backend.repair ? backend.repair() : { damage: [], keptAt: [], locksKept: 0 };

@@ -70,8 +70,11 @@ export interface Backend {
    * only when a person asks (`alock repair`). Absent on stores that cannot be damaged (memory).
    */
   repair?(): Promise<RepairReport>;
-  /** Recorded events (breaks), newest last. */
-  events(limit: number): Promise<StoreEvent[]>;
+  /**
+   * The store's history (core/events), newest last: the last `limit` events, only those recorded
+   * after the event whose id is `after` when given. Each carries its id.
+   */
+  events(limit: number, after?: string): Promise<StoreEvent[]>;
   close(): Promise<void>;
 }
 

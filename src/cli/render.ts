@@ -60,7 +60,7 @@ export function describeHolder(lock: Lock, now: number, style: Style): string {
  * A note as one line: control characters written as escapes (`\\n`), so that a note cannot start a
  * line of its own that reads like an answer (`HELD src/** by root`). --json keeps the text as it is.
  */
-function visible(text: string): string {
+export function visible(text: string): string {
   return text.replace(/[\p{Cc}\p{Zl}\p{Zp}]/gu, (c) =>
     c === '\n' ? '\\n' : c === '\t' ? '\\t' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );

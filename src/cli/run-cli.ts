@@ -17,6 +17,7 @@ import { type Locks, openLocks } from '../locks.js';
 import type { Answer, CliContext } from './answer.js';
 import { completionScript } from './completion.js';
 import { conventionalArgv } from './conventions.js';
+import { logCommand } from './log.js';
 import { envelope, errorAnswer } from './envelope.js';
 import { explainCommand } from './explain.js';
 import { COMMANDS, contractDocument, exitCodeFor, GLOBAL_FLAGS } from './contract.js';
@@ -710,19 +711,6 @@ async function whoami(cli: Cli): Promise<Answer> {
   );
 }
 
-async function eventLog(cli: Cli): Promise<Answer> {
-  const locks = await cli.open();
-  const events = await locks.events(50);
-  const text = [
-    cli.head('listed', `${events.length} recorded ${events.length === 1 ? 'event' : 'events'}`),
-    ...events.map(
-      (e) =>
-        `  ${new Date(e.at).toISOString()} ${e.by} broke ${e.lock.scope} (held by ${e.lock.agent_id}, fence ${e.lock.fence})${e.reason ? `: ${e.reason}` : ''}`,
-    ),
-  ];
-  return { ...plain('log', 'listed', text, { events }), message: `${events.length} events` };
-}
-
 async function repair(cli: Cli): Promise<Answer> {
   const locks = await cli.open();
   const report = await locks.repair();
@@ -840,8 +828,11 @@ function buildProgram(cli: Cli, setAnswer: (a: Answer) => void, only: string | n
   sub('note').action(act((scope: string, words: string[], o) => note(cli, scope, words, o)));
   sub('resume').action(act((scope: string) => resume(cli, scope)));
   sub('break').action(act((scopes: string[], o) => breakLocks(cli, scopes, o)));
-  sub('log').action(act(() => eventLog(cli)));
+  sub('log').action(act((o) => logCommand(cli, o)));
   sub('explain').action(act(async (a: string, b: string) => explainCommand(cli, a, b)));
+  // Its terminal libraries load only when the board is asked for.
+  sub('watch').action(act(async () => (await import('./watch.js')).watchCommand(cli)));
+  sub('ui').action(act(async (o) => (await import('../ui/dashboard.js')).uiCommand(cli, o)));
   sub('whoami').action(act(() => whoami(cli)));
   sub('version').action(
     act(async () => plain('version', 'version', [VERSION], { version: VERSION }, VERSION)),

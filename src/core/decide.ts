@@ -3,6 +3,7 @@
  * A backend runs one of these inside its atomic step and commits the returned changes; nothing
  * here touches the disk, the network, the clock or the process table.
  */
+import { type EventType, eventOf, type StoreEvent } from './events.js';
 import type { Checkout, Holder, Lock, LockRecord, Mode } from './lock.js';
 import { recordScope, toLock } from './lock.js';
 import type { Scope } from './scope.js';
@@ -24,13 +25,7 @@ export interface Tombstone {
   readonly at: number;
 }
 
-export interface StoreEvent {
-  readonly at: number;
-  readonly type: 'break';
-  readonly by: string;
-  readonly reason: string | null;
-  readonly lock: { id: string; scope: string; agent_id: string; fence: number; status: string };
-}
+export type { EventType, StoreEvent } from './events.js';
 
 export interface StoreState {
   readonly locks: ReadonlyMap<string, LockRecord>;
@@ -204,7 +199,7 @@ class Decision {
   private readonly written = new Map<string, LockRecord>();
   private fence: number;
   private tombstones: Tombstone[] | null = null;
-  private readonly events: StoreEvent[] = [];
+  readonly events: StoreEvent[] = [];
   private readonly aliveMemo = new Map<string, boolean>();
   private liveRecords: LockRecord[] | null = null;
 
@@ -269,8 +264,30 @@ class Decision {
     return this.tombstones ?? this.state.tombstones;
   }
 
-  record(event: StoreEvent): void {
-    this.events.push(event);
+  /** Records that this step did `type` to `record` (see core/events): committed with the step. */
+  record(
+    type: EventType,
+    record: LockRecord,
+    extra?: { reason?: string | null; files?: readonly string[]; fence?: number | null },
+  ): void {
+    this.events.push(eventOf(type, record, this.ctx.now, this.ctx.caller.agentId, extra));
+  }
+
+  /** Thawed: each lock this step let go of frozen files (released, broken, reaped or orphaned). */
+  private recordThawed(): void {
+    const thaw = (before: LockRecord, after: LockRecord | undefined) => {
+      const still = new Set(after?.frozen_paths ?? []);
+      const files = before.frozen_paths.filter((file) => !still.has(file));
+      if (files.length > 0) this.record('thawed', before, { files });
+    };
+    for (const id of this.removed) {
+      const before = this.state.locks.get(id);
+      if (before !== undefined && before.frozen_paths.length > 0) thaw(before, undefined);
+    }
+    for (const [id, after] of this.written) {
+      const before = this.state.locks.get(id);
+      if (before !== undefined && before.frozen_paths.length > 0) thaw(before, after);
+    }
   }
 
   view(record: LockRecord, token?: string): Lock {
@@ -280,6 +297,7 @@ class Decision {
   done<T>(result: T): Decided<T> {
     // Whatever this decision freed goes to the first in line at once, in the same step.
     if (this.removed.size > 0 || this.promoting) this.promote();
+    if (this.removed.size > 0 || this.written.size > 0) this.recordThawed();
     return {
       result,
       changes: {
@@ -303,7 +321,9 @@ class Decision {
    * new holder is its own agent or its parent (blocks()), hence the agents named.
    */
   private rebaseAgents(promoted: ReadonlyMap<string, LockRecord>): { rebase?: string[] } {
-    if (this.tombstones !== null || this.events.length > 0 || this.written.size !== promoted.size) return {};
+    // Events are appended, not compared: the ones such a step records (released, handed_over)
+    // hold as well on the newer store.
+    if (this.tombstones !== null || this.written.size !== promoted.size) return {};
     const agents = new Set<string>();
     for (const [ticket, lock] of promoted) {
       if (this.written.get(lock.id) !== lock || !this.removed.has(ticket)) return {};
@@ -414,6 +434,7 @@ class Decision {
           taker: waiterKey(ticket),
         };
         this.put(lock);
+        this.record('handed_over', lock);
         this.promoted ??= new Map();
         this.promoted.set(ticket.id, lock);
       }
@@ -452,13 +473,25 @@ class Decision {
       }
     }
     for (const record of doomed) {
+      // A lapsed ticket leaves the line without an event: its waiter is gone or gave up, and its
+      // wait never held anything (a wait that runs out records timeout itself).
+      if (record.status === 'waiting') {
+        this.remove(record);
+        continue;
+      }
+      const lapsed = record.expires_at !== null && record.expires_at <= now;
+      const why = lapsed ? 'lease expired' : 'holder gone';
       // An orphan blocks nobody, so its frozen files are thawed (frozen_paths cleared; the store's
       // caller restores the modes of every frozen file a decision drops, before committing).
       if (record.notes.length > 0) {
         this.put({ ...record, status: 'orphaned', expires_at: null, frozen_paths: [], frozen_modes: [] });
+        this.record('orphaned', record, { reason: why });
         // Nothing was removed, but a waiter's way may be free now: hand over (or wake) as for one.
         this.promoting = true;
-      } else this.remove(record);
+      } else {
+        this.remove(record);
+        this.record(lapsed ? 'expired' : 'reaped', record, { reason: why });
+      }
     }
   }
 }
@@ -670,6 +703,7 @@ export function decideAcquire(
   }
   if (found.conflicts.length > 0) {
     if (wait && !wait.last) queue(d, req, wait, tickets, found.conflicts);
+    if (wait?.last) recordWaiting(d, 'timeout', req, tickets);
     return d.done(
       outcome(
         wait?.last ? 'timeout' : 'held',
@@ -695,7 +729,10 @@ export function decideAcquire(
       }
       touched.set(record.id, { ...before, updated_at: ctx.now, ...lease });
     });
-    for (const record of touched.values()) d.put(record);
+    for (const record of touched.values()) {
+      d.put(record);
+      d.record('already_mine', record);
+    }
     return d.done(
       outcome(
         'already_mine',
@@ -742,12 +779,46 @@ export function decideAcquire(
         ]
       : [],
   );
+  for (const { record } of granted) {
+    d.record('acquired', record);
+    if (record.frozen_paths.length > 0) d.record('frozen', record, { files: record.frozen_paths });
+  }
   return d.done(
     outcome(
       'acquired',
       granted.map(({ record, token }) => d.view(record, token)),
     ),
   );
+}
+
+/**
+ * Queued and timeout name the request, one event per scope: by its tickets when it has them, else
+ * as the request would have been queued.
+ */
+function recordWaiting(
+  d: Decision,
+  type: 'queued' | 'timeout',
+  req: AcquireRequest,
+  tickets: readonly LockRecord[],
+) {
+  if (tickets.length > 0) {
+    for (const ticket of tickets) d.record(type, ticket, { fence: null });
+    return;
+  }
+  const { caller, now } = d.ctx;
+  for (const target of req.targets) {
+    const request = {
+      id: '',
+      scope: target.scope.pattern,
+      kind: target.scope.kind,
+      mode: req.mode,
+      agent_id: caller.agentId,
+      parent_agent_id: caller.parentAgentId,
+      intent: req.intent,
+      tree: target.tree,
+    };
+    d.events.push(eventOf(type, request as LockRecord, now, caller.agentId, { fence: null }));
+  }
 }
 
 /** Takes a place in line (one ticket per scope, one number for the request), or keeps it fresh. */
@@ -778,7 +849,7 @@ function queue(
     }
   }
   for (const target of req.targets) {
-    d.put({
+    const ticket: LockRecord = {
       id: `wt_${(d.ctx.newId?.() ?? d.ctx.newLock().id).replace(/^lk_/, '')}`,
       scope: target.scope.pattern,
       kind: target.scope.kind,
@@ -804,7 +875,9 @@ function queue(
       notes: [],
       token_hash: wait.hash,
       checkout: target.scope.kind === 'path' ? req.checkout : undefined,
-    });
+    };
+    d.put(ticket);
+    d.record('queued', ticket, { fence: null });
   }
 }
 
@@ -820,7 +893,11 @@ export function decideLeave(
   const mine = d
     .live()
     .filter((r) => (r.status === 'waiting' || r.status === 'active') && r.token_hash === req.hash);
-  for (const record of mine) d.remove(record);
+  for (const record of mine) {
+    d.remove(record);
+    // A lock handed over in line had its event: its end has one too.
+    if (record.status === 'active') d.record('released', record, { reason: 'the waiter left' });
+  }
   return d.done({ left: mine.length });
 }
 
@@ -894,6 +971,7 @@ function renewAll(d: Decision, records: readonly LockRecord[], ttlSeconds: numbe
       expires_at: ttl === null ? null : now + ttl * 1000,
     };
     d.put(next);
+    d.record('renewed', next);
     return next;
   });
 }
@@ -909,7 +987,10 @@ export function decideLeaseRelease(
   d.reap();
   const found = leaseRecords(d, req.refs);
   const present = found.filter((r): r is LockRecord => r !== undefined);
-  for (const record of present) d.remove(record);
+  for (const record of present) {
+    d.remove(record);
+    d.record('released', record);
+  }
   return d.done(
     outcome(
       present.length === found.length ? 'released' : 'not_found',
@@ -929,7 +1010,10 @@ export function decideRelease(
   const tokenHash = req.token === null ? null : ctx.hashToken(req.token);
   if (req.targets === 'all') {
     const mine = d.live().filter((r) => r.status !== 'waiting' && owns(r, ctx.caller, tokenHash));
-    for (const record of mine) d.remove(record);
+    for (const record of mine) {
+      d.remove(record);
+      d.record('released', record);
+    }
     return d.done(
       outcome(
         'released',
@@ -946,6 +1030,7 @@ export function decideRelease(
     if (owned.length > 0) {
       for (const record of owned) {
         d.remove(record);
+        d.record('released', record);
         released.push(record);
       }
     } else if (candidates.length > 0) {
@@ -1098,6 +1183,7 @@ export function decideNote(
   const notes = [...owned.notes, { at: ctx.now, text: req.text }].slice(-NOTE_LIMIT);
   const next: LockRecord = { ...owned, notes, updated_at: ctx.now };
   d.put(next);
+  d.record('noted', next, { reason: req.text });
   return d.done(outcome('noted', [d.view(next)]));
 }
 
@@ -1128,6 +1214,7 @@ export function decideResume(
     orphan.ttl_seconds,
     orphan.notes,
   );
+  d.record('resumed', record);
   return d.done(outcome('resumed', [d.view(record, token)], [d.view(orphan)]));
 }
 
@@ -1148,19 +1235,7 @@ export function decideBreak(
     );
   for (const record of broken) {
     d.remove(record);
-    d.record({
-      at: ctx.now,
-      type: 'break',
-      by: ctx.caller.agentId,
-      reason: req.reason,
-      lock: {
-        id: record.id,
-        scope: record.scope,
-        agent_id: record.agent_id,
-        fence: record.fence,
-        status: record.status,
-      },
-    });
+    d.record('broken', record, { reason: req.reason });
   }
   if (broken.length === 0) return d.done(outcome('not_found'));
   return d.done(

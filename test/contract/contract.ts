@@ -694,11 +694,14 @@ export function describeBackendContract(name: string, makeStore: () => Promise<C
         expect((await b.acquire('src/lib/**')).status).toBe('acquired');
 
         const events = await b.events();
-        expect(events.at(-1)).toMatchObject({
-          type: 'break',
+        expect(events.find((e) => e.type === 'broken')).toMatchObject({
+          type: 'broken',
           by: 'B',
           reason: 'abandoned',
-          lock: { id: taken.id, scope: 'src/lib/**', agent_id: 'Z', fence: taken.fence, status: 'orphaned' },
+          lock_id: taken.id,
+          scope: 'src/lib/**',
+          agent_id: 'Z',
+          fence: taken.fence,
         });
       });
 
@@ -711,7 +714,11 @@ export function describeBackendContract(name: string, makeStore: () => Promise<C
         expect(holders(broken.locks)).toEqual(['A']);
         expect((await b.acquire('@merge')).status).toBe('acquired');
         const events = await a.events();
-        expect(events.map((e) => [e.type, e.by, e.lock.scope])).toEqual([['break', 'B', '@merge']]);
+        expect(events.map((e) => [e.type, e.agent_id, e.by, e.scope])).toEqual([
+          ['acquired', 'A', null, '@merge'],
+          ['broken', 'A', 'B', '@merge'],
+          ['acquired', 'B', null, '@merge'],
+        ]);
       });
 
       it('simply reaps a dead holder’s lock that has no notes', async () => {

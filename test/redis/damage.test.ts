@@ -166,14 +166,14 @@ describeRedis('redis store: damage fails closed', () => {
       }
     });
   }
-  it('a break over an events list of another type fails whole: the lock stays, and repair keeps the key', async () => {
+  it('a decision over a history stream of another type fails whole: the lock stays, and repair keeps the key', async () => {
     tried += 1;
     const s = await setup('events-key');
     const a = await s.open('a');
     expect((await a.acquire(['@held'])).status).toBe('acquired');
     const client = await raw();
     try {
-      const events = s.store.replace(/:store$/, ':events');
+      const events = s.store.replace(/:store$/, ':history');
       await client.del(events);
       await client.set(events, 'foreign value');
       const b = await s.open('b');
@@ -181,7 +181,7 @@ describeRedis('redis store: damage fails closed', () => {
         code: 'E_STORE_UNREADABLE',
       });
       expect((await b.list()).locks.map((lock) => lock.scope)).toEqual(['@held']);
-      expect((await b.repair()).damage).toEqual([expect.stringContaining('was a string, not a list')]);
+      expect((await b.repair()).damage).toEqual([expect.stringContaining('was a string, not a stream')]);
       expect((await b.breakLock(['@held'], { reason: 'test' })).status).toBe('broken');
     } finally {
       client.disconnect();

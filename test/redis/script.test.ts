@@ -23,7 +23,7 @@ interface CommitArgs {
   dels?: string[];
   /** Channels of waiters the commit names: each hears the commit, watched or not. */
   wake?: string[];
-  events?: string[];
+  events?: string;
 }
 
 interface Store {
@@ -72,7 +72,7 @@ function store(redis: Redis, prefix = `script-${randomBytes(6).toString('hex')}`
   const keys = {
     store: `${tag}:store`,
     changes: `${tag}:changes`,
-    events: `${tag}:events`,
+    events: `${tag}:history`,
     channel: `${tag}:changed`,
   };
   const call = (redis as unknown as { agentLockCommit: Commit }).agentLockCommit.bind(redis);
@@ -98,7 +98,7 @@ function store(redis: Redis, prefix = `script-${randomBytes(6).toString('hex')}`
       ...dels,
       String((a.wake ?? []).length),
       ...(a.wake ?? []),
-      ...(a.events ?? []),
+      ...(a.events === undefined ? [] : [a.events]),
     );
   };
   return {
@@ -110,7 +110,7 @@ function store(redis: Redis, prefix = `script-${randomBytes(6).toString('hex')}`
       const [all, changes, events] = await Promise.all([
         redis.hgetall(keys.store),
         redis.lrange(keys.changes, 0, -1),
-        redis.lrange(keys.events, 0, -1),
+        redis.xrange(keys.events, '-', '+'),
       ]);
       const locks: Record<string, string> = {};
       const meta: Record<string, string> = {};
@@ -118,7 +118,13 @@ function store(redis: Redis, prefix = `script-${randomBytes(6).toString('hex')}`
         if (!field.startsWith('#')) locks[field] = value;
         else if (field !== '#watch') meta[field.slice(1)] = value;
       }
-      return { locks, meta, changes: changes.map((entry) => words(entry).filter((_, i) => i !== 2)), events };
+      return {
+        locks,
+        meta,
+        changes: changes.map((entry) => words(entry).filter((_, i) => i !== 2)),
+        // One stream entry per commit: its field 'e' holds the commit's events.
+        events: events.map(([, fields]) => fields[1]!),
+      };
     },
   };
 }
@@ -201,7 +207,10 @@ describeRedis('the commit script', () => {
     expect(Number(v1)).toBeGreaterThanOrEqual(before);
     expect(Number(v1)).toBeLessThanOrEqual(await serverMicros(redis));
 
-    const event = JSON.stringify({ at: 1, type: 'break', by: 'X', reason: null, lock: { id: 'lk_a' } });
+    const event = JSON.stringify([
+      { at: 1, type: 'broken', by: 'X' },
+      { at: 1, type: 'acquired' },
+    ]);
     const tombstones = JSON.stringify([{ fence: 7, at: 1 }]);
     const second = await s.commit({
       epoch: epoch!,
@@ -210,7 +219,7 @@ describeRedis('the commit script', () => {
       tombstones,
       puts: [['lk_c', rec('lk_c')]],
       dels: ['lk_a'],
-      events: [event, `${event} `],
+      events: event,
     });
     expect(second.slice(0, 2)).toEqual(['ok', epoch]);
     const v2 = second[2]!;
@@ -223,7 +232,7 @@ describeRedis('the commit script', () => {
         [v1, '0', 'lk_a', 'lk_b'],
         [v2, v1, 'lk_c', 'lk_a'],
       ],
-      events: [event, `${event} `],
+      events: [event],
     });
 
     // A commit that only moves the fence is a change too.
@@ -289,7 +298,7 @@ describeRedis('the commit script', () => {
       tombstones: '[]',
       puts: [['lk_x', rec('lk_x')]],
       dels: ['lk_keep'],
-      events: ['{"type":"break"}'],
+      events: '[{"type":"broken"}]',
     });
     expect(lost.slice(0, 3)).toEqual(['sync', epoch, v3]);
     expect(lost[4]).toBe('3');
@@ -593,7 +602,7 @@ describeRedis('the commit script', () => {
       puts: [['b', rec('b')]],
       dels: ['a'],
       wake: [wake],
-      events: ['{"e":1}'],
+      events: '[{"e":1}]',
     });
     expect(named[0]).toBe('ok');
     await expect.poll(() => heard.length, { timeout: 10_000 }).toBe(1);
@@ -611,7 +620,7 @@ describeRedis('the commit script', () => {
     ]);
     expect(lines.slice(1)).toEqual(['3', '[]', rec('b')]);
     // The channels are not mistaken for events: the one event is stored as sent.
-    expect((await s.state()).events).toEqual(['{"e":1}']);
+    expect((await s.state()).events).toEqual(['[{"e":1}]']);
     // A sync from the first version still answers the delta (read from the list's newest end).
     const delta = await s.commit({ epoch: epoch!, version: quiet[2]!, fence: 0 });
     expect(delta.slice(0, 3)).toEqual(['sync', epoch, named[2]]);
@@ -995,23 +1004,22 @@ describeRedis('the commit script', () => {
     });
   });
 
-  it('keeps at least the last 1000 events, newest last, and not all of them', async () => {
+  it('keeps the events of at least the last 10000 commits, newest last, and not all of them', async () => {
     const redis = client();
     const s = store(redis);
     const [, epoch] = await s.sync();
     let version = '0';
-    const total = 3000;
-    for (let batch = 0; batch < total / 300; batch++) {
-      const events = Array.from({ length: 300 }, (_, i) => `{"n":${batch * 300 + i}}`);
-      const answer = await s.commit({ epoch: epoch!, version, fence: 0, events });
+    const total = 10_600;
+    for (let n = 0; n < total; n++) {
+      const answer = await s.commit({ epoch: epoch!, version, fence: 0, events: `[{"n":${n}}]` });
       expect(answer[0]).toBe('ok');
       version = answer[2]!;
     }
     const { events } = await s.state();
-    expect(events.length).toBeGreaterThanOrEqual(1000);
+    expect(events.length).toBeGreaterThanOrEqual(10_000);
     expect(events.length).toBeLessThan(total);
     const first = total - events.length;
-    expect(events).toEqual(Array.from({ length: events.length }, (_, i) => `{"n":${first + i}}`));
+    expect(events).toEqual(Array.from({ length: events.length }, (_, i) => `[{"n":${first + i}}]`));
   });
 
   describe('after the server lost its data', () => {

@@ -373,11 +373,11 @@ describeRedis('redis store on the server clock', () => {
     await a.acquire('@two');
     await b.breakLock('@one', { reason: 'stuck' });
     await b.breakLock('@two');
-    const events = await b.events(10);
-    expect(events.map((e) => [e.lock.scope, e.by, e.reason])).toEqual([
+    const events = (await b.events(10)).filter((e) => e.type === 'broken');
+    expect(events.map((e) => [e.scope, e.by, e.reason])).toEqual([
       ['@one', 'B', 'stuck'],
       ['@two', 'B', null],
     ]);
-    expect((await a.events(1)).map((e) => e.lock.scope)).toEqual(['@two']);
+    expect((await a.events(1)).map((e) => [e.type, e.scope])).toEqual([['broken', '@two']]);
   });
 });

@@ -8,6 +8,12 @@
  * process caches the parsed state and, under the mutex, reads only what was appended since, so a
  * decision costs a few system calls whatever the number of locks. The log is compacted into a new
  * snapshot (written aside, renamed over) once it has grown well past the live state.
+ *
+ * Events (core/events) ride in the very line of the decision that makes them, numbered (`n`) in
+ * store order, so that no crash can keep a change without its event or the reverse. Compaction
+ * first appends them to `events.log` (skipping any a crashed compaction moved already), then
+ * rotates that to `events.1.log` once it holds EVENTS_KEPT events and EVENTS_ROTATE_BYTES: the
+ * history keeps at least the last EVENTS_KEPT events, and at most about twice that.
  */
 import {
   closeSync,
@@ -18,6 +24,7 @@ import {
   lutimesSync,
   readdirSync,
   realpathSync,
+  renameSync,
   truncateSync,
   unlinkSync,
   watch,
@@ -25,6 +32,7 @@ import {
 import path from 'node:path';
 import type { Changes, Decided, StoreEvent, StoreState, Tombstone } from '../../core/decide.js';
 import { isEmpty } from '../../core/decide.js';
+import { EVENTS_KEPT, readEvent } from '../../core/events.js';
 import { AgentLockError } from '../../core/errors.js';
 import type { Holder, LockRecord } from '../../core/lock.js';
 import { isLockRecord, unreadableRecord } from '../../core/lock.js';
@@ -99,7 +107,16 @@ interface Cache {
   tombstones: Tombstone[];
   /** Lines that could not be read were applied (as `<unknown>` locks): keep the log at compaction. */
   damaged: boolean;
+  /** The number of the last event recorded (in this log or moved to events.log before it). */
+  eventSeq: number;
+  /** Events in this log's lines (not yet moved to events.log), each with its number `n`. */
+  pending: NumberedEvent[];
 }
+
+type NumberedEvent = StoreEvent & { readonly n: number };
+
+/** events.log is rotated once it holds EVENTS_KEPT events and at least this many bytes. */
+const EVENTS_ROTATE_BYTES = 4 << 20;
 
 const COMPACT_AFTER_LINES = 512;
 /**
@@ -153,6 +170,7 @@ export class FileStore implements Backend {
   readonly location: string;
   private readonly logPath: string;
   private readonly eventsPath: string;
+  private readonly oldEventsPath: string;
   private readonly mutex: FileMutex;
   private cache: Cache | null = null;
   private appendFd: number | null = null;
@@ -167,6 +185,7 @@ export class FileStore implements Backend {
     this.location = options.dir;
     this.logPath = path.join(options.dir, 'locks.log');
     this.eventsPath = path.join(options.dir, 'events.log');
+    this.oldEventsPath = path.join(options.dir, 'events.1.log');
     this.wakeDir = path.join(options.dir, 'wake');
     // A takeover from a dead owner cuts the commit it left half-written, before anyone else is let in.
     this.mutex = new FileMutex(
@@ -359,22 +378,26 @@ export class FileStore implements Backend {
     }
   }
 
-  async events(limit: number): Promise<StoreEvent[]> {
-    const data = readPrivate(this.eventsPath);
-    if (data === null) return [];
-    const events: StoreEvent[] = [];
-    for (const line of data
-      .toString('utf8')
-      .split('\n')
-      .slice(-limit - 1)) {
-      if (line === '') continue;
-      try {
-        events.push(JSON.parse(line) as StoreEvent);
-      } catch {
-        // A torn event line is skipped: events are a record, not state.
+  /**
+   * Read without the mutex: locks.log first, then events.log and events.1.log, so that events a
+   * compaction moves meanwhile are found in one or the other (duplicates are dropped by number).
+   * A caller that follows (`after` at or past what the last compaction moved) reads locks.log alone.
+   */
+  async events(limit: number, after?: string): Promise<StoreEvent[]> {
+    const from = after === undefined ? -1 : Number(after);
+    const { moved, pending } = logEvents(readPrivate(this.logPath));
+    const found: NumberedEvent[] = [...pending];
+    if (!(from >= moved)) {
+      for (const file of [this.eventsPath, this.oldEventsPath]) {
+        found.push(...eventLines(readPrivate(file), true));
       }
     }
-    return events.slice(-limit);
+    const seen = new Set<number>();
+    const events = found
+      .filter((event) => event.n > from && !seen.has(event.n) && seen.add(event.n))
+      .sort((a, b) => a.n - b.n)
+      .slice(-limit);
+    return events.map(({ n, ...event }) => ({ ...event, id: String(n) }));
   }
 
   /**
@@ -551,8 +574,12 @@ export class FileStore implements Backend {
         fence,
         tombstones: [],
         damaged: false,
+        eventSeq: this.cache?.eventSeq ?? 0,
+        pending: [],
       };
       this.applyBytes(cache, bytes, 0);
+      // A log from before events were numbered (or one lost): go on from the last number moved.
+      if (cache.eventSeq === 0) cache.eventSeq = lastNumber(readPrivateOrNull(this.eventsPath));
       this.dropCache();
       this.cache = cache;
       return cache;
@@ -622,7 +649,13 @@ export class FileStore implements Backend {
       cache.fence = Math.max(cache.fence, entry.fence as number);
       cache.tombstones = Array.isArray(entry.tomb) ? (entry.tomb as Tombstone[]) : [];
       cache.lines = 0;
+      if (typeof entry.evn === 'number') cache.eventSeq = Math.max(cache.eventSeq, entry.evn);
+      cache.pending = [];
       return;
+    }
+    for (const event of numbered(entry.ev)) {
+      cache.pending.push(event);
+      cache.eventSeq = Math.max(cache.eventSeq, event.n);
     }
     const tomb = Array.isArray(entry.tomb) ? (entry.tomb as Tombstone[]) : null;
     applyChanges(cache, {
@@ -651,12 +684,14 @@ export class FileStore implements Backend {
   }
 
   private commit(cache: Cache, changes: Changes): void {
+    const events = changes.events.map((event, i) => ({ ...event, n: cache.eventSeq + i + 1 }));
     const line = `${JSON.stringify({
       t: 'tx',
       fence: changes.fence,
       put: changes.put,
       del: changes.del,
       tomb: changes.tombstones,
+      ...(events.length > 0 ? { ev: events } : {}),
     })}\n`;
     const fd = this.appendHandle(cache.ino);
     if (this.appendIno !== cache.ino) {
@@ -664,31 +699,25 @@ export class FileStore implements Backend {
         hint: 'try again',
       });
     }
-    // The event log is opened before the decision is written, so that a refusal to open it (a
-    // planted symlink) fails the decision instead of reporting an error for something already done.
-    const eventsFd = changes.events.length > 0 ? openAppend(this.eventsPath, true) : null;
+    const bytes = Buffer.from(line);
     try {
-      const bytes = Buffer.from(line);
+      writeAll(fd, bytes);
+    } catch (error) {
+      // A part written (a full disk) must not stay: the next decision would read it as damage.
       try {
-        writeAll(fd, bytes);
-      } catch (error) {
-        // A part written (a full disk) must not stay: the next decision would read it as damage.
-        try {
-          truncateSync(this.logPath, cache.size);
-        } catch {
-          // Then it is reported as damage, which is the safe side.
-        }
-        throw error;
+        truncateSync(this.logPath, cache.size);
+      } catch {
+        // Then it is reported as damage, which is the safe side.
       }
-      cache.size += bytes.length;
-      cache.mtime = fstatSync(fd).mtimeMs;
-      cache.lines += 1;
-      applyChanges(cache, changes);
-      if (eventsFd !== null) {
-        writeAll(eventsFd, Buffer.from(changes.events.map((event) => `${JSON.stringify(event)}\n`).join('')));
-      }
-    } finally {
-      if (eventsFd !== null) closeSync(eventsFd);
+      throw error;
+    }
+    cache.size += bytes.length;
+    cache.mtime = fstatSync(fd).mtimeMs;
+    cache.lines += 1;
+    applyChanges(cache, changes);
+    if (events.length > 0) {
+      cache.pending.push(...events);
+      cache.eventSeq += events.length;
     }
     const longLog = cache.lines > COMPACT_AFTER_LINES && cache.lines > cache.locks.size;
     // Notes rewrite their whole record, so bytes can outgrow lines: compact on either.
@@ -726,6 +755,8 @@ export class FileStore implements Backend {
         fence: 0,
         tombstones: [],
         damaged: false,
+        eventSeq: lastNumber(readPrivateOrNull(this.eventsPath)),
+        pending: [],
       };
       this.applyBytes(cache, data, 0, false);
       if (cache.size < data.length && start === null) damage.push(`${this.logPath} ends in a partial line`);
@@ -736,9 +767,11 @@ export class FileStore implements Backend {
       const keptAt = data.length > 0 ? [keepAside(this.location, this.logPath, now)] : [];
       // Whatever the damage hid may have taken fences: go on from the clock, above all of them.
       const fence = Math.max(cache.fence, now * 1000);
+      // The readable lines' events go to events.log first, as at a compaction.
+      this.moveEvents(cache.pending);
       writeAtomic(
         this.logPath,
-        `${JSON.stringify({ t: 'snap', fence, locks: [...cache.locks.values()], tomb: cache.tombstones })}\n`,
+        `${JSON.stringify({ t: 'snap', fence, locks: [...cache.locks.values()], tomb: cache.tombstones, evn: cache.eventSeq })}\n`,
       );
       this.dropCache();
       return { damage, keptAt, locksKept: cache.locks.size };
@@ -753,13 +786,18 @@ export class FileStore implements Backend {
       keepAside(this.location, this.logPath, this.options.now());
       cache.damaged = false;
     }
+    // The events leave this log for events.log before the snapshot replaces it: a crash between
+    // the two leaves them in both, and the next compaction skips the ones events.log has.
+    this.moveEvents(cache.pending);
     const snapshot = `${JSON.stringify({
       t: 'snap',
       fence: cache.fence,
       locks: [...cache.locks.values()],
       tomb: cache.tombstones,
+      evn: cache.eventSeq,
     })}\n`;
     writeAtomic(this.logPath, snapshot);
+    cache.pending = [];
     const fd = openRead(this.logPath);
     closeSync(cache.fd);
     cache.fd = fd;
@@ -772,6 +810,117 @@ export class FileStore implements Backend {
     this.mutex.sweepDeadOwners();
     this.sweepWakeFiles();
   }
+
+  /** Appends the events not yet in events.log to it, and rotates it when due. Caller holds the mutex. */
+  private moveEvents(pending: readonly NumberedEvent[]): void {
+    if (pending.length === 0) return;
+    const fd = openAppend(this.eventsPath, true);
+    let grown: number;
+    try {
+      const last = lastNumber(readPrivateTail(this.eventsPath, fstatSync(fd).size));
+      const fresh = pending.filter((event) => event.n > last);
+      writeAll(fd, Buffer.from(fresh.map((event) => `${JSON.stringify(event)}\n`).join('')));
+      grown = fstatSync(fd).size;
+    } finally {
+      closeSync(fd);
+    }
+    if (grown < EVENTS_ROTATE_BYTES) return;
+    const first = /"n":(\d+)/.exec(readPrivateHead(this.eventsPath).toString('utf8'));
+    const held = (pending.at(-1)?.n ?? 0) - Number(first?.[1] ?? 0) + 1;
+    if (held >= EVENTS_KEPT) renameSync(this.eventsPath, this.oldEventsPath);
+  }
+}
+
+/** The events of a log's lines, numbered, and the number of the last one moved out of it. */
+function logEvents(data: Buffer | null): { moved: number; pending: NumberedEvent[] } {
+  let moved = 0;
+  const pending: NumberedEvent[] = [];
+  if (data === null) return { moved, pending };
+  for (const line of data.toString('utf8').split('\n')) {
+    // Only lines that carry events are parsed: most decisions' do not, and parsing costs.
+    if (line.startsWith('{"t":"snap"')) {
+      const evn = /"evn":(\d+)}$/.exec(line);
+      moved = evn ? Number(evn[1]) : 0;
+      pending.length = 0;
+    } else if (line.includes('"ev":[')) {
+      try {
+        pending.push(...numbered((JSON.parse(line) as { ev?: unknown }).ev));
+      } catch {
+        // A torn or damaged line: the store's own reading decides what it means for locks.
+      }
+    }
+  }
+  return { moved, pending };
+}
+
+/** The numbered events of a line's `ev` (anything else in it is skipped: events are a record). */
+function numbered(list: unknown): NumberedEvent[] {
+  if (!Array.isArray(list)) return [];
+  const events: NumberedEvent[] = [];
+  for (const value of list) {
+    const n = (value as { n?: unknown } | null)?.n;
+    const event = readEvent(value);
+    if (event !== null && typeof n === 'number') events.push({ ...event, n });
+  }
+  return events;
+}
+
+/**
+ * The events of events.log (one JSON per line). Breaks recorded before events were numbered have
+ * no number: they sort first, numbered below every numbered event (`old`).
+ */
+function eventLines(data: Buffer | null, old: boolean): NumberedEvent[] {
+  if (data === null) return [];
+  const events: NumberedEvent[] = [];
+  let unnumbered = -1_000_000_000;
+  for (const line of data.toString('utf8').split('\n')) {
+    if (line === '') continue;
+    try {
+      const value = JSON.parse(line) as { n?: unknown };
+      const event = readEvent(value);
+      if (event === null) continue;
+      if (typeof value.n === 'number') events.push({ ...event, n: value.n });
+      else if (old) events.push({ ...event, n: unnumbered++ });
+    } catch {
+      // A torn line (a compaction killed mid-write) is skipped.
+    }
+  }
+  return events;
+}
+
+/** The last 64 KiB of a file of `size` bytes (read without following a symlink). */
+function readPrivateTail(file: string, size: number): Buffer | null {
+  if (size === 0) return null;
+  const fd = openRead(file);
+  try {
+    return readRange(fd, Math.max(0, size - 65_536), size);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The first 64 KiB of a file. */
+function readPrivateHead(file: string): Buffer {
+  const fd = openRead(file);
+  try {
+    return readRange(fd, 0, Math.min(fstatSync(fd).size, 65_536));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The number of the last numbered event of events.log (0: none), from its tail. */
+function lastNumber(data: Buffer | null): number {
+  if (data === null) return 0;
+  const tail = data
+    .subarray(Math.max(0, data.length - 65_536))
+    .toString('utf8')
+    .split('\n');
+  for (let i = tail.length - 1; i >= 0; i--) {
+    const n = /"n":(\d+)/.exec(tail[i]!);
+    if (n && tail[i]!.endsWith('}')) return Number(n[1]);
+  }
+  return 0;
 }
 
 /** What a stat poll compares: the inode, size and mtime ('' when the file is missing). */

@@ -1,5 +1,6 @@
 import type { Changes, Decided, StoreEvent, StoreState, Tombstone } from '../../core/decide.js';
 import { isEmpty } from '../../core/decide.js';
+import { EVENTS_KEPT } from '../../core/events.js';
 import type { LockRecord } from '../../core/lock.js';
 import { type Backend, tell, type WatchListener } from '../backend.js';
 
@@ -21,6 +22,8 @@ export function applyChanges(
 export class MemoryStore {
   private readonly state = { locks: new Map<string, LockRecord>(), fence: 0, tombstones: [] as Tombstone[] };
   private readonly log: StoreEvent[] = [];
+  /** Events ever recorded: the next one's id. */
+  private recorded = 0;
   private readonly listeners = new Set<WatchListener>();
   private notifying = false;
 
@@ -62,14 +65,18 @@ export class MemoryStore {
         const { result, changes } = decide(this.state, clock());
         const changed = !isEmpty(changes, this.state);
         applyChanges(this.state, changes);
-        this.log.push(...changes.events);
+        for (const event of changes.events) this.log.push({ ...event, id: String(++this.recorded) });
+        if (this.log.length > 2 * EVENTS_KEPT) this.log.splice(0, this.log.length - EVENTS_KEPT);
         if (changed) this.notify();
         return result;
       },
       watch,
       // In one process a wake-up costs nothing: every waiter hears every commit.
       watchWaiter: (_waiter: string, listener: WatchListener) => watch(listener),
-      events: async (limit: number) => this.log.slice(-limit),
+      events: async (limit: number, after?: string) => {
+        const from = after === undefined ? 0 : Number(after);
+        return this.log.filter((event) => Number(event.id) > from).slice(-limit);
+      },
       close: async () => {
         closed = true;
       },

@@ -9,15 +9,18 @@
  * again. An empty change set just validates the snapshot (a read-only decision).
  *
  * Each redis.call costs about as much as a whole small command, so the hot path makes four: TIME,
- * one HMGET of the metadata, one HSET (or HDEL) of the locks with the metadata, one RPUSH; a
- * commit that names waiters adds HLEN, HGETALL and a PUBLISH each.
+ * one HMGET of the metadata, one HSET (or HDEL) of the locks with the metadata, one RPUSH, and one
+ * XADD when the commit records events; a commit that names waiters adds HLEN, HGETALL and a
+ * PUBLISH each.
  *
  * KEYS[1] store    hash: lock id -> record JSON, and the metadata under fields starting with '#':
  *                  #epoch, #version, #fence, #tombstones (JSON), #tomb_v (the version that set
  *                  them), #watch (epoch ms until which some client listens on the channel)
  * KEYS[2] changes  list: "version previous commit-id id id ..." per commit, newest last, at
  *                  least the last 128 (delta syncs, and recognising a commit sent twice)
- * KEYS[3] events   list: break events as JSON, newest last (at least the last 1000)
+ * KEYS[3] history  stream: one entry per commit that records events, its field 'e' the JSON array
+ *                  of them (core/events), trimmed to about the last EVENTS_KEPT entries (each
+ *                  holds one event at least, so at least that many events are kept)
  * ARGV[1] epoch of the snapshot ('' when the client has none: the answer is a full sync)
  * ARGV[2] version of the snapshot, exactly as this script answered it
  * ARGV[3] '1': check the window ARGV[4] <= server time < ARGV[5]; '0': trust the client's clock;
@@ -39,7 +42,8 @@
  *         with the version it made, instead of being judged stale
  * ARGV[10] n, then n pairs (lock id, record JSON) to write; then m, then m lock ids to delete;
  *         then w, then w channels: of waiters to wake (see Changes.wake), or, marked with a
- *         leading '~', of holders to inform (Changes.inform); then the event JSONs to record
+ *         leading '~', of holders to inform (Changes.inform); then, when it records events, one
+ *         JSON array of them
  *
  * NAMED CHANNELS. A waiter or holder the commit names hears it on its own channel whether or not
  * anyone watches, in the layout of ARGV[8]. While the store is small (48 hash fields at most) and
@@ -88,8 +92,8 @@
  * fails the check).
  */
 export const COMMIT_LUA = `
-local store, changes, events = KEYS[1], KEYS[2], KEYS[3]
-local CHANGES_KEPT, EVENTS_KEPT, SLICE, FULL_FIELDS, REACH, RESENT_REACH = 128, 1000, 500, 48, 8, 32
+local store, changes, history = KEYS[1], KEYS[2], KEYS[3]
+local CHANGES_KEPT, EVENTS_KEPT, SLICE, FULL_FIELDS, REACH, RESENT_REACH = 128, 10000, 500, 48, 8, 32
 local MERGE_WINDOW_MS = 50
 
 -- Numbers are parsed from strings as rarely as possible: each tonumber() is a strtod().
@@ -255,7 +259,9 @@ end
 
 if epoch ~= ARGV[1] or version ~= ARGV[2] then
   local flag = string.byte(ARGV[3], 2)
-  local usable = epoch == ARGV[1] and not outside and first_event > #ARGV and ARGV[7] == ''
+  -- Events are appended to the history, never compared: a merged place in line (queued) or a
+  -- rebased hand-over (released, handed_over) records the same events on the newer store.
+  local usable = epoch == ARGV[1] and not outside and ARGV[7] == ''
   -- Only a fresh merge (see MERGE): a resent one would put a ticket back that may have been handed
   -- its lock since, more than RESENT_REACH commits ago.
   local sent = string.byte(ARGV[3], 1) == 49 and tonumber(ARGV[4]) or tonumber(string.sub(ARGV[3], 3))
@@ -328,13 +334,16 @@ local touched = {version, previous, ARGV[9] ~= '' and ARGV[9] or '-'}
 for k = 1, puts do touched[#touched + 1] = ARGV[9 + 2 * k] end
 for k = 1, dels do touched[#touched + 1] = ARGV[11 + 2 * puts + k] end
 local entry = table.concat(touched, ' ')
--- The lists first: a list key of another type fails the script here, before the locks are written.
+-- The list and the stream first: a key of another type fails the script here, before the locks
+-- are written (a script that fails halfway is not rolled back).
 -- Trimmed now and then, not on every commit: the list keeps at least the last CHANGES_KEPT.
 if redis.call('RPUSH', changes, entry) > 2 * CHANGES_KEPT then
   redis.call('LTRIM', changes, -CHANGES_KEPT, -1)
 end
-if first_event <= #ARGV and each('RPUSH', events, first_event, #ARGV) > 2 * EVENTS_KEPT then
-  redis.call('LTRIM', events, -EVENTS_KEPT, -1)
+-- In the same script as the change, so no crash keeps one without the other. MAXLEN ~ trims
+-- whole radix-tree nodes only, which keeps it cheap.
+if first_event <= #ARGV then
+  redis.call('XADD', history, 'MAXLEN', '~', EVENTS_KEPT, '*', 'e', ARGV[first_event])
 end
 redis.call('HSET', store, unpack(fields))
 if dels > 0 then each('HDEL', store, 12 + 2 * puts, 11 + 2 * puts + dels) end

@@ -14,6 +14,7 @@
  */
 import { createRequire } from 'node:module';
 import type { Changes, Decided, StoreEvent, StoreState, Tombstone } from '../../core/decide.js';
+import { readEvent } from '../../core/events.js';
 import { isEmpty } from '../../core/decide.js';
 import { AgentLockError } from '../../core/errors.js';
 import type { LockRecord } from '../../core/lock.js';
@@ -54,6 +55,13 @@ interface Client {
   type(key: string): Promise<string>;
   rename(key: string, to: string): Promise<unknown>;
   lrange(key: string, start: number, stop: number): Promise<string[]>;
+  xrevrange(
+    key: string,
+    end: string,
+    start: string,
+    count: 'COUNT',
+    n: number,
+  ): Promise<[string, string[]][]>;
   connect(): Promise<void>;
   disconnect(): void;
   on(event: 'error', listener: (error: Error) => void): unknown;
@@ -109,7 +117,7 @@ function onlyNewTickets(changes: Changes, cache: Cache): boolean {
     changes.put.length > 0 &&
     changes.put.length <= 100 &&
     changes.del.length === 0 &&
-    changes.events.length === 0 &&
+    changes.events.every((event) => event.type === 'queued') &&
     changes.tombstones === null &&
     changes.put.every((record) => record.status === 'waiting' && !cache.locks.has(record.id))
   );
@@ -165,7 +173,9 @@ export class RedisStore implements Backend {
     this.prefix = options.prefix;
     this.namespace = options.prefix;
     const tag = `{${options.prefix}}`;
-    this.keys = [`${tag}:store`, `${tag}:changes`, `${tag}:events`];
+    // The history is a stream under a name of its own: stores that kept breaks in a list at
+    // `:events` go on working (that list is left as it was).
+    this.keys = [`${tag}:store`, `${tag}:changes`, `${tag}:history`];
     this.channel = `${tag}:changed`;
   }
 
@@ -180,18 +190,31 @@ export class RedisStore implements Backend {
     return run;
   }
 
-  async events(limit: number): Promise<StoreEvent[]> {
+  /**
+   * Each stream entry holds one commit's events (at least one): the last `limit` entries hold the
+   * last `limit` events. An event's id is its entry's id and its place in it (`ENTRY/i`).
+   */
+  async events(limit: number, after?: string): Promise<StoreEvent[]> {
     const client = await this.connection();
-    const lines = await this.call(() => client.lrange(this.keys[2]!, -limit, -1));
+    const key = this.keys[2]!;
+    const start = after === undefined ? '-' : `(${after.split('/')[0]}`;
+    const entries = await this.call(() => client.xrevrange(key, '+', start, 'COUNT', limit));
     const events: StoreEvent[] = [];
-    for (const line of lines) {
+    for (const [entry, fields] of entries.reverse()) {
+      let list: unknown;
       try {
-        events.push(JSON.parse(line) as StoreEvent);
+        list = JSON.parse(fields[1] ?? '');
       } catch {
-        // An unreadable event is skipped: events are a record, not state.
+        // An unreadable entry is skipped: events are a record, not state.
+        continue;
       }
+      if (!Array.isArray(list)) continue;
+      list.forEach((value, i) => {
+        const event = readEvent(value, `${entry}/${i}`);
+        if (event !== null) events.push(event);
+      });
     }
-    return events;
+    return events.slice(-limit);
   }
 
   async serverFacts(): Promise<RedisServerFacts> {
@@ -577,7 +600,7 @@ export class RedisStore implements Backend {
       args.push(String(wake.length + inform.length));
       for (const waiter of wake) args.push(this.wakeChannel(waiter));
       for (const holder of inform) args.push(`~${this.wakeChannel(holder)}`);
-      for (const event of changes.events) args.push(JSON.stringify(event));
+      if (changes.events.length > 0) args.push(JSON.stringify(changes.events));
     }
     const reply = await this.call(() => client.agentLockCommit(...args));
     const [kind, epoch, version, serverNow] = reply as [string, string, string, string];
@@ -740,13 +763,13 @@ export class RedisStore implements Backend {
    */
   async repair(): Promise<RepairReport> {
     const client = await this.connection();
-    const [store, changes, events] = this.keys as [string, string, string];
+    const [store, changes, history] = this.keys as [string, string, string];
     const aside = `{${this.prefix}}:damaged:${new Date().toISOString()}`;
     const damage: string[] = [];
     const wanted: [string, string, string][] = [
       [store, 'hash', 'store'],
       [changes, 'list', 'changes'],
-      [events, 'list', 'events'],
+      [history, 'stream', 'history'],
     ];
     for (const [key, type, name] of wanted) {
       const found = await this.call(() => client.type(key));

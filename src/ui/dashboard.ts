@@ -1,0 +1,278 @@
+/**
+ * `alock ui` and serveDashboard(): a local web dashboard of one store, served by node:http with the
+ * page built in (no CDN, works offline). The page gets the store's state (locks, waiting lines,
+ * the last events) as JSON, live through Server-Sent Events pushed on each commit the store
+ * announces. Read-only unless `allowBreak`: then a break, with a reason, needs the per-run secret
+ * the printed URL carries (403 without). It binds 127.0.0.1 unless told; any other address needs
+ * `allowRemote`. Nothing sent to the page carries a token, a token hash or a password.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { AgentLockError } from '../core/errors.js';
+import type { Lock } from '../core/lock.js';
+import type { Locks } from '../locks.js';
+import type { Answer } from '../cli/answer.js';
+import type { Cli } from '../cli/run-cli.js';
+import { interruption, signalExitCode } from '../cli/waiting.js';
+import { DASHBOARD_HTML } from './page.js';
+
+export interface DashboardOptions {
+  /** 0 (default): any free port. */
+  readonly port?: number;
+  /** Default 127.0.0.1. */
+  readonly host?: string;
+  /** Needed to bind anything but a loopback address. */
+  readonly allowRemote?: boolean;
+  /** Offer a break button, guarded by the secret. */
+  readonly allowBreak?: boolean;
+  /** The per-run secret (default: 128 random bits). */
+  readonly secret?: string;
+  /** How many of the last events the page gets (default 200). */
+  readonly events?: number;
+}
+
+export interface Dashboard {
+  /** The URL to open, with the secret in it. */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+
+/** A lock as the page sees it: only what a person needs, so nothing secret can slip through. */
+function pageLock(lock: Lock) {
+  const { token: _token, ...shown } = lock as Lock & { token?: string };
+  return shown;
+}
+
+export async function serveDashboard(locks: Locks, options: DashboardOptions = {}): Promise<Dashboard> {
+  const host = options.host ?? '127.0.0.1';
+  if (!LOOPBACK.has(host) && !options.allowRemote) {
+    throw new AgentLockError('E_USAGE', `--host ${host} would show the store to other machines`, {
+      hint: 'add --allow-remote if that is meant, or leave --host out for 127.0.0.1',
+    });
+  }
+  const port = options.port ?? 0;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new AgentLockError('E_USAGE', `--port must be a whole number from 0 to 65535 (got ${port})`, {
+      hint: 'for example --port 7777, or 0 for any free port',
+    });
+  }
+  const secret = options.secret ?? randomBytes(16).toString('base64url');
+  const where = `${locks.backend.kind} ${locks.backend.location}`;
+  const state = async () => {
+    const listed = await locks.list();
+    return {
+      where,
+      now: Date.now(),
+      allowBreak: options.allowBreak === true,
+      locks: listed.locks.map(pageLock),
+      waiting: listed.waiting.map(pageLock),
+      events: await locks.events(options.events ?? 200),
+    };
+  };
+  const streams = new Set<ServerResponse>();
+  let pushing = false;
+  let again = false;
+  // One look per burst of commits, whatever the number of pages open.
+  const push = async () => {
+    if (pushing) {
+      again = true;
+      return;
+    }
+    pushing = true;
+    try {
+      do {
+        again = false;
+        if (streams.size === 0) break;
+        const data = `event: state\ndata: ${JSON.stringify(await state())}\n\n`;
+        for (const res of streams) res.write(data);
+      } while (again);
+    } catch {
+      // The store did not answer: the pages keep what they have; the next commit tries again.
+    } finally {
+      pushing = false;
+    }
+  };
+  const unwatch = await locks.backend.watch(() => {
+    push();
+  });
+  const proven = (req: IncomingMessage) => {
+    const given = Buffer.from(String(req.headers['x-alock-secret'] ?? ''));
+    const wanted = Buffer.from(secret);
+    return given.length === wanted.length && timingSafeEqual(given, wanted);
+  };
+  const send = (res: ServerResponse, status: number, type: string, body: string) => {
+    res.writeHead(status, {
+      'content-type': type,
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+      // The page loads nothing from elsewhere, and no other site may frame it.
+      'content-security-policy':
+        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src data:; frame-ancestors 'none'",
+    });
+    res.end(body);
+  };
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (req.method === 'GET' && url.pathname === '/')
+      return send(res, 200, 'text/html; charset=utf-8', DASHBOARD_HTML);
+    if (req.method === 'GET' && url.pathname === '/api/state') {
+      state().then(
+        (body) => send(res, 200, 'application/json', JSON.stringify(body)),
+        (error: Error) => send(res, 503, 'application/json', JSON.stringify({ error: error.message })),
+      );
+      return;
+    }
+    if (req.method === 'GET' && url.pathname === '/api/stream') {
+      res.writeHead(200, {
+        'content-type': 'text/event-stream',
+        'cache-control': 'no-store',
+        connection: 'keep-alive',
+      });
+      res.write(': connected\n\n');
+      streams.add(res);
+      req.on('close', () => streams.delete(res));
+      push();
+      return;
+    }
+    if (req.method === 'POST' && url.pathname === '/api/break') {
+      if (!options.allowBreak || !proven(req)) {
+        return send(
+          res,
+          403,
+          'application/json',
+          JSON.stringify({ error: 'breaking needs --allow-break and the secret' }),
+        );
+      }
+      let body = '';
+      req.on('data', (chunk: Buffer) => {
+        body += chunk.toString('utf8');
+        if (body.length > 10_000) req.destroy();
+      });
+      req.on('end', () => {
+        let asked: { id?: unknown; reason?: unknown };
+        try {
+          asked = JSON.parse(body) as typeof asked;
+        } catch {
+          return send(res, 400, 'application/json', JSON.stringify({ error: 'the body must be JSON' }));
+        }
+        if (typeof asked.id !== 'string' || typeof asked.reason !== 'string' || asked.reason.trim() === '') {
+          return send(
+            res,
+            400,
+            'application/json',
+            JSON.stringify({ error: 'a break needs the lock id and a reason' }),
+          );
+        }
+        locks.breakLock([], { ids: [asked.id], reason: asked.reason }).then(
+          (outcome) => send(res, 200, 'application/json', JSON.stringify({ status: outcome.status })),
+          (error: Error) => send(res, 400, 'application/json', JSON.stringify({ error: error.message })),
+        );
+      });
+      return;
+    }
+    send(res, 404, 'text/plain', 'not found');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EADDRINUSE') {
+        reject(
+          new AgentLockError('E_USAGE', `port ${port} on ${host} is in use`, {
+            hint: 'pick another with --port, or --port 0 for any free one',
+          }),
+        );
+      } else
+        reject(
+          new AgentLockError('E_USAGE', `cannot listen on ${host}:${port}: ${error.message}`, {
+            cause: error,
+          }),
+        );
+    });
+    server.listen(port, host, () => resolve());
+  });
+  const bound = (server.address() as AddressInfo).port;
+  const shownHost = host.includes(':') ? `[${host}]` : host;
+  return {
+    url: `http://${shownHost}:${bound}/?secret=${secret}`,
+    host,
+    port: bound,
+    async close() {
+      await unwatch();
+      for (const res of streams) res.end();
+      streams.clear();
+      // close() waits for every connection to end: a browser's or fetch's keep-alive one would
+      // hold it for seconds. Nothing is half-answered here, so they are cut at once.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+export interface UiFlags {
+  port?: string;
+  host?: string;
+  allowRemote?: boolean;
+  allowBreak?: boolean;
+  open?: boolean;
+}
+
+/** `alock ui`: serves until a signal, after printing the URL (the only place the secret is shown). */
+export async function uiCommand(cli: Cli, o: UiFlags): Promise<Answer> {
+  let port = 0;
+  if (o.port !== undefined) {
+    port = Number(o.port);
+    if (!/^\d+$/.test(o.port) || port > 65535) {
+      throw new AgentLockError(
+        'E_USAGE',
+        `--port must be a whole number from 0 to 65535 (got ${JSON.stringify(o.port)})`,
+        {
+          hint: 'for example --port 7777, or 0 for any free port',
+        },
+      );
+    }
+  }
+  const locks = await cli.open();
+  const stopped = interruption(cli.io.onSignal);
+  const dashboard = await serveDashboard(locks, {
+    port,
+    ...(o.host === undefined ? {} : { host: o.host }),
+    allowRemote: o.allowRemote === true,
+    allowBreak: o.allowBreak === true,
+  });
+  cli.io.stdout(
+    `UI ${dashboard.url}\n  ${o.allowBreak ? 'breaks allowed to whoever has this URL (its secret)' : 'read-only'}; Ctrl-C stops\n`,
+  );
+  if (o.open) {
+    const opener =
+      process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer' : 'xdg-open';
+    const child = spawn(opener, [dashboard.url], { stdio: 'ignore', detached: true });
+    child.on('error', () => cli.io.stderr(`could not start ${opener}: open ${dashboard.url} yourself\n`));
+    child.unref();
+  }
+  try {
+    await new Promise<void>((resolve) => {
+      if (stopped.signal.aborted) resolve();
+      stopped.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+  } finally {
+    stopped.dispose();
+    await dashboard.close();
+  }
+  const signal = stopped.received ?? 'SIGINT';
+  return {
+    command: 'ui',
+    status: 'aborted',
+    exitCode: signalExitCode(signal),
+    locks: [],
+    conflicts: [],
+    message: `served until ${signal}`,
+    text: [],
+    raw: { stdout: '' },
+  };
+}

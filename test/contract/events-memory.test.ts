@@ -1,0 +1,4 @@
+import { describeEventContract } from './events-contract.js';
+import { memoryStore } from './stores.js';
+
+describeEventContract('memory', memoryStore);
