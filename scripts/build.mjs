@@ -26,6 +26,7 @@ const lazy = {
   '../integrations/skill.js': 'src/integrations/skill.ts',
   '../integrations/hooks.js': 'src/integrations/hooks.ts',
   '../integrations/git-guard.js': 'src/integrations/git-guard.ts',
+  './conflicts.js': 'src/cli/conflicts.ts',
   '../doctor/doctor.js': 'src/doctor/doctor.ts',
   // The shell grammar (WebAssembly), loaded by a hook only for a command that could write a file.
   '../integrations/shell-parser.js': 'src/integrations/shell-parser.ts',
@@ -37,10 +38,12 @@ const lazyName = (spec) => `./lazy/${spec.split('/').pop()}`;
 const keepLazy = (within) => ({
   name: 'keep-lazy',
   setup(b) {
-    b.onResolve({ filter: /^\.\.?\/((mcp|integrations|redis|doctor|ui)\/|watch\.js$)/ }, (args) =>
-      args.kind === 'dynamic-import' && lazy[args.path]
-        ? { path: within ? `./${args.path.split('/').pop()}` : lazyName(args.path), external: true }
-        : undefined,
+    b.onResolve(
+      { filter: /^\.\.?\/((mcp|integrations|redis|doctor|ui)\/|watch\.js$)|^\.\/conflicts\.js$/ },
+      (args) =>
+        args.kind === 'dynamic-import' && lazy[args.path]
+          ? { path: within ? `./${args.path.split('/').pop()}` : lazyName(args.path), external: true }
+          : undefined,
     );
   },
 });

@@ -51,7 +51,8 @@ import { parseRedisUrl, RedisUrlError } from './core/redis-url.js';
 import { parseScope } from './core/scope.js';
 import { ancestorChain, hostName, processAlive, startStamp } from './host/process.js';
 import { filesToFreeze, freeze as freezeFiles, thaw } from './host/freeze.js';
-import { findTree, fsProbe, repositoryPrefix, storeDirFor } from './host/tree.js';
+import { findTree, fsProbe, headBranch, repositoryPrefix, storeDirFor } from './host/tree.js';
+import { type Across, acrossAcquire, acrossCheck } from './core/worktrees.js';
 
 export interface OpenLocksOptions {
   /** The folder relative scopes start from; its git worktree is the tree. Default: the current folder. */
@@ -288,6 +289,24 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
     });
   }
   const treeKey = config.tree ?? treeInfo.root;
+  const { gitCommonDir, gitDir } = treeInfo;
+  // A long-lived handle (MCP, a daemon) may see its worktree switch branches, so HEAD is read again,
+  // but at most once a second: reading it on every decision cost a busy handle a tenth of its time.
+  let branch: { name: string | null; at: number } | null = null;
+  const across = (): Across => {
+    if (gitCommonDir === null) return { checkout: null, policy: config.worktrees };
+    const at = performance.now();
+    if (branch === null || at - branch.at > 1000) branch = { name: gitDir ? headBranch(gitDir) : null, at };
+    return {
+      checkout: { repo: gitCommonDir, worktree: treeInfo.root, branch: branch.name },
+      policy: config.worktrees,
+    };
+  };
+  const decideAcquireHere: typeof decideAcquire = (state, ctx, req) => {
+    const where = across();
+    const marked = where.checkout === null ? req : { ...req, checkout: where.checkout };
+    return acrossAcquire(state, ctx, marked, decideAcquire(state, ctx, marked), where);
+  };
 
   let backend: Backend;
   if (typeof options.backend === 'object') backend = options.backend;
@@ -442,7 +461,7 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
         woken = false;
         noticed = false;
         const attempt = { ...req, wait: { hash, secret, waiter: self(), ttlMs: TICKET_TTL_MS, last } };
-        const outcome = await run((state, ctx) => decideAcquire(state, ctx, attempt), { cached });
+        const outcome = await run((state, ctx) => decideAcquireHere(state, ctx, attempt), { cached });
         if (outcome.status !== 'held') {
           // Whatever the answer, the decision took our tickets away with it.
           queued = false;
@@ -519,7 +538,14 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
       since: granted,
       ...(opts.onLost ? { onLost: opts.onLost } : {}),
     });
-    return { status: outcome.status, locks: outcome.locks, conflicts: outcome.conflicts, lease };
+    const { warnings } = outcome;
+    return {
+      status: outcome.status,
+      locks: outcome.locks,
+      conflicts: outcome.conflicts,
+      lease,
+      ...(warnings ? { warnings } : {}),
+    };
   }
 
   const api: Locks = {
@@ -554,7 +580,7 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
       const outcome =
         wait > 0
           ? await waitInLine(req, wait, opts)
-          : await run((state, ctx) => decideAcquire(state, ctx, req));
+          : await run((state, ctx) => decideAcquireHere(state, ctx, req));
       // The files are changed only once the lock records them: whatever happens next, the record
       // says what to restore.
       if (outcome.status === 'acquired' && freeze) {
@@ -585,7 +611,8 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
     },
     check(scopes, opts = {}) {
       const req = { targets: targets(scopes), mode: mode(opts.shared) };
-      return run((state, ctx) => decideCheck(state, ctx, req));
+      const where = across();
+      return run((state, ctx) => acrossCheck(state, ctx, req, decideCheck(state, ctx, req), where));
     },
     list() {
       return run((state, ctx) => decideList(state, ctx, { mineOnly: false }));
@@ -603,7 +630,14 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
         throw error;
       }
       await lease.release();
-      return { status: held.status, locks: held.locks, conflicts: held.conflicts, value };
+      const { warnings } = held;
+      return {
+        status: held.status,
+        locks: held.locks,
+        conflicts: held.conflicts,
+        value,
+        ...(warnings ? { warnings } : {}),
+      };
     },
     mine() {
       return run((state, ctx) => decideList(state, ctx, { mineOnly: true }));

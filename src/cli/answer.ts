@@ -1,3 +1,4 @@
+import type { Warning } from '../core/decide.js';
 import type { Identity } from '../core/identity.js';
 import type { Lock } from '../core/lock.js';
 import type { Locks } from '../locks.js';
@@ -12,6 +13,8 @@ export interface Answer {
   conflicts: Lock[];
   message: string;
   text: string[];
+  /** Told beside the answer (JSON `warnings`, text `WARNING` lines); never changes status or exit code. */
+  warnings?: Warning[];
   extra?: Record<string, unknown>;
   /** Output that must be printed exactly as is (a hook's JSON answer), also under --json. */
   raw?: { stdout: string; stderr?: string };

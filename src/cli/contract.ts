@@ -38,6 +38,11 @@ const TOKEN: FlagSpec = {
   description: 'prove ownership with the lease token (from another process)',
 };
 
+const WORKTREES_FLAG: FlagSpec = {
+  flags: '--worktrees',
+  description: 'group the locks by the worktree and branch they were taken in',
+};
+
 export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'acquire',
@@ -52,7 +57,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       ...WAIT_FLAGS,
     ],
     ok: ['acquired', 'already_mine'],
-    fail: ['held', 'parent_scope', 'interrupted', 'timeout'],
+    fail: ['held', 'parent_scope', 'interrupted', 'timeout', 'other_worktree'],
   },
   {
     name: 'run',
@@ -70,7 +75,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flags: '--shared', description: 'shared lock: conflicts only with exclusive ones' },
     ],
     ok: ['ran'],
-    fail: ['held', 'parent_scope', 'interrupted', 'timeout', 'lease_lost'],
+    fail: ['held', 'parent_scope', 'interrupted', 'timeout', 'lease_lost', 'other_worktree'],
   },
   {
     name: 'release',
@@ -102,18 +107,36 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'would these scopes be granted?',
     flags: [{ flags: '--shared', description: 'check for a shared claim' }],
     ok: ['free', 'mine'],
-    fail: ['held'],
+    fail: ['held', 'other_worktree'],
   },
   {
     name: 'list',
     aliases: ['ls'],
     args: '',
     summary: 'every lock in the store',
-    flags: [],
+    flags: [WORKTREES_FLAG],
     ok: ['listed'],
     fail: [],
   },
-  { name: 'mine', args: '', summary: "your locks and your sub-agents'", flags: [], ok: ['listed'], fail: [] },
+  {
+    name: 'mine',
+    args: '',
+    summary: "your locks and your sub-agents'",
+    flags: [WORKTREES_FLAG],
+    ok: ['listed'],
+    fail: [],
+  },
+  {
+    name: 'conflicts',
+    args: '',
+    summary:
+      "predict merge conflicts between this worktree's branch and every other worktree's branch and the base (git merge-tree; changes nothing)",
+    flags: [
+      { flags: '--base <branch>', description: "the base branch (default: the repository's default branch)" },
+    ],
+    ok: ['clear'],
+    fail: ['conflicting'],
+  },
   {
     name: 'note',
     args: '<scope> <text...>',
@@ -321,7 +344,7 @@ export const GLOBAL_FLAGS: readonly FlagSpec[] = [
 
 export const EXIT_CODES = {
   0: "the answer you hoped for (see each command's ok answers)",
-  1: 'a refusal or miss (held, not_found, refused, expired, parent_scope, interrupted)',
+  1: 'a refusal or miss (held, not_found, refused, expired, parent_scope, interrupted, other_worktree; conflicts: conflicting)',
   2: 'an error: bad usage, invalid scope, scope outside the tree, bad environment value, backend mismatch or unreachable, unreadable store',
   75: 'run: the lease was lost while the command ran (broken, expired, or the store unreachable past its deadline); the command got SIGTERM, then SIGKILL 5 s later',
   130: 'interrupted (Ctrl-C); a wait interrupted by SIGTERM exits 143, by SIGHUP 129, and leaves no place in line',
@@ -339,6 +362,7 @@ export const ENVIRONMENT = [
   'AGENT_LOCK_STALE_MINUTES',
   'AGENT_LOCK_TTL_SECONDS',
   'AGENT_LOCK_MUTEX_TIMEOUT',
+  'AGENT_LOCK_WORKTREES',
 ] as const;
 
 export const LOCK_FIELDS = [
@@ -363,7 +387,15 @@ export const LOCK_FIELDS = [
   'notes',
   'stale',
   'token',
+  'worktree',
+  'branch',
 ] as const;
+
+/** Codes of the envelope's `warnings`: told beside an answer, never changing its status or exit code. */
+export const WARNING_CODES = {
+  W_OTHER_WORKTREE:
+    'a path lock overlaps one held in another worktree of the same repository: a merge conflict is likely (fields: scope, worktree, branch, agent_id, intent, lock); AGENT_LOCK_WORKTREES=block makes it the answer other_worktree (exit 1), off silences it',
+} as const;
 
 export function exitCodeFor(command: string, status: string): number {
   const spec = COMMANDS.find((c) => c.name === command);
@@ -397,7 +429,13 @@ export function contractDocument(version: string): unknown {
       'conflicts',
       'message',
       'error',
+      'warnings',
     ],
+    warnings: {
+      shape: '[{"code","message",...details}]',
+      rule: 'a warning never changes the status, ok or exit_code of an answer',
+      codes: WARNING_CODES,
+    },
     lock_fields: LOCK_FIELDS,
     lock_statuses: ['active', 'orphaned', 'waiting'],
     environment: ENVIRONMENT,

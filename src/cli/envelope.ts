@@ -25,6 +25,7 @@ export function envelope(
     conflicts: answer.conflicts,
     message: answer.message,
     error: error ? { code: error.code, message: error.message } : null,
+    warnings: answer.warnings ?? [],
     ...answer.extra,
   };
 }

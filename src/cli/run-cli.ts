@@ -23,6 +23,7 @@ import { explainCommand } from './explain.js';
 import { COMMANDS, contractDocument, exitCodeFor, GLOBAL_FLAGS } from './contract.js';
 import { lockLines, paint, quoteArg, type Style } from './render.js';
 import { runCommand } from './run-command.js';
+import { byWorktree, otherWorktreeAnswer, warningLines } from './worktrees.js';
 import {
   interruption,
   LiveLine,
@@ -88,6 +89,7 @@ export const STATUS_WORD: Record<string, string> = {
   timeout: 'TIMEOUT',
   aborted: 'ABORTED',
   lease_lost: 'LEASE LOST',
+  other_worktree: 'OTHER WORKTREE',
 };
 
 export class Cli implements CliContext {
@@ -202,6 +204,7 @@ export class Cli implements CliContext {
       conflicts: outcome.conflicts,
       message,
       text,
+      ...(outcome.warnings ? { warnings: outcome.warnings } : {}),
     };
   }
 
@@ -218,6 +221,7 @@ export class Cli implements CliContext {
       'resumed',
       'broken',
       'listed',
+      'clear',
     ];
     return `${paint(this.style, ok.includes(status) ? 'green' : 'red', word)} ${rest}`;
   }
@@ -386,6 +390,8 @@ async function acquire(
       );
     case 'held':
       return cli.held('acquire', outcome, asked);
+    case 'other_worktree':
+      return otherWorktreeAnswer(cli, 'acquire', outcome, asked);
     case 'parent_scope': {
       const parent = outcome.conflicts[0]?.agent_id ?? 'your parent';
       return cli.answer(
@@ -539,6 +545,7 @@ async function check(cli: Cli, scopes: string[], opts: { shared?: boolean }) {
   const outcome = await locks.check(scopes, { shared: opts.shared === true });
   const asked = scopes.map(quoteArg);
   if (outcome.status === 'held') return cli.held('check', outcome, asked);
+  if (outcome.status === 'other_worktree') return otherWorktreeAnswer(cli, 'check', outcome, asked);
   if (outcome.status === 'mine') {
     return cli.answer(
       'check',
@@ -550,7 +557,7 @@ async function check(cli: Cli, scopes: string[], opts: { shared?: boolean }) {
   return cli.answer('check', outcome, [cli.head('free', asked.join(' '))], `free: ${asked.join(' ')}`);
 }
 
-async function list(cli: Cli, command: 'list' | 'mine') {
+async function list(cli: Cli, command: 'list' | 'mine', opts: { worktrees?: boolean } = {}) {
   const locks = await cli.open();
   const outcome = command === 'list' ? await locks.list() : await locks.mine();
   const n = outcome.locks.length;
@@ -561,7 +568,8 @@ async function list(cli: Cli, command: 'list' | 'mine') {
   );
   const stale = outcome.locks.filter((l) => l.stale).length;
   const orphans = outcome.locks.filter((l) => l.status === 'orphaned').length;
-  const text = [head, ...cli.lines(outcome.locks)];
+  const grouped = opts.worktrees ? byWorktree(cli, outcome.locks) : null;
+  const text = [head, ...(grouped ? grouped.text : cli.lines(outcome.locks))];
   if (outcome.waiting.length > 0) {
     text.push(`${outcome.waiting.length} waiting in line (acquire --wait), first come first served:`);
     text.push(...cli.lines(outcome.waiting));
@@ -572,7 +580,11 @@ async function list(cli: Cli, command: 'list' | 'mine') {
   // The queue is not a list of locks: it goes beside them, in the same lock shape (status waiting).
   return {
     ...cli.answer(command, outcome, text, `${n} locks`),
-    extra: { waiting: outcome.waiting, store: storeOf(locks) },
+    extra: {
+      waiting: outcome.waiting,
+      store: storeOf(locks),
+      ...(grouped ? { worktrees: grouped.groups } : {}),
+    },
   };
 }
 
@@ -811,8 +823,8 @@ function buildProgram(cli: Cli, setAnswer: (a: Answer) => void, only: string | n
   sub('release-all').action(act(() => release(cli, [], { all: true }, 'release-all')));
   sub('renew').action(act((scopes: string[], o) => renew(cli, scopes, o)));
   sub('check').action(act((scopes: string[], o) => check(cli, scopes, o)));
-  sub('list').action(act(() => list(cli, 'list')));
-  sub('mine').action(act(() => list(cli, 'mine')));
+  sub('list').action(act((o) => list(cli, 'list', o)));
+  sub('mine').action(act((o) => list(cli, 'mine', o)));
   sub('note').action(act((scope: string, words: string[], o) => note(cli, scope, words, o)));
   sub('resume').action(act((scope: string) => resume(cli, scope)));
   sub('break').action(act((scopes: string[], o) => breakLocks(cli, scopes, o)));
@@ -846,6 +858,7 @@ function buildProgram(cli: Cli, setAnswer: (a: Answer) => void, only: string | n
   sub('hooks').action(
     act(async (action: string, o) => (await import('../integrations/hooks.js')).hooksCommand(cli, action, o)),
   );
+  sub('conflicts').action(act(async (o) => (await import('./conflicts.js')).conflictsCommand(cli, o)));
   sub('doctor').action(act(async () => (await import('../doctor/doctor.js')).doctorCommand(cli)));
   sub('guard').action(
     act(async (hook: string) => (await import('../integrations/git-guard.js')).guardCommand(cli, hook)),
@@ -925,7 +938,10 @@ export async function runCli(fullArgv: readonly string[], io: CliIo): Promise<nu
     else if (done.raw) {
       io.stdout(done.raw.stdout);
       if (done.raw.stderr) io.stderr(done.raw.stderr);
-    } else io.stdout(`${[...done.text, ...inferenceNote(cli, done)].join('\n')}\n`);
+    } else
+      io.stdout(
+        `${[...done.text, ...warningLines(cli.style, done.warnings), ...inferenceNote(cli, done)].join('\n')}\n`,
+      );
     exitCode = done.exitCode;
     return exitCode;
   } catch (error) {

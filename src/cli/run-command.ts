@@ -13,6 +13,7 @@ import { LEASE_LOST_EXIT } from './contract.js';
 import { quoteArg } from './render.js';
 import { abortedAnswer, type Cli, timeoutAnswer } from './run-cli.js';
 import { interruption, LiveLine, signalExitCode, type WaitFlags, waitSeconds } from './waiting.js';
+import { otherWorktreeAnswer } from './worktrees.js';
 
 /** Between SIGTERM and SIGKILL when the lease is lost: the lease's margin (at most 5 s) before it lapses. */
 const KILL_GRACE_MS = 5000;
@@ -121,7 +122,9 @@ export async function runCommand(cli: Cli, scopes: string[], flags: RunFlags): P
       const refused =
         held.status === 'timeout'
           ? timeoutAnswer(cli, 'run', held, asked, wait)
-          : cli.held('run', held, asked);
+          : held.status === 'other_worktree'
+            ? otherWorktreeAnswer(cli, 'run', held, asked)
+            : cli.held('run', held, asked);
       if (held.status === 'parent_scope' || held.status === 'interrupted') {
         refused.text[0] = cli.head(held.status, `${asked.join(' ')}: cannot run (${held.status})`);
       }

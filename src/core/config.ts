@@ -19,6 +19,8 @@ export interface Config {
   readonly redisTimeoutMs: number;
   /** Where a new store with nothing configured looks for a Redis server (null: it does not). */
   readonly redisProbe: { readonly host: string; readonly port: number } | null;
+  /** AGENT_LOCK_WORKTREES: what an overlap with a lock of another worktree of the repository does. */
+  readonly worktrees: 'warn' | 'block' | 'off';
 }
 
 /** A Redis key prefix: short, printable, no braces (it becomes the hash tag `{prefix}`). */
@@ -105,6 +107,14 @@ export function readConfig(env: Env): Config {
     redisPrefix = prefixRaw;
   }
   const redisSeconds = positiveNumber(env, 'AGENT_LOCK_REDIS_TIMEOUT', 5);
+  const worktreesRaw = env.AGENT_LOCK_WORKTREES;
+  let worktrees: Config['worktrees'] = 'warn';
+  if (worktreesRaw !== undefined && worktreesRaw !== '') {
+    const value = worktreesRaw.trim();
+    if (value !== 'warn' && value !== 'block' && value !== 'off')
+      throw bad('AGENT_LOCK_WORKTREES', worktreesRaw, 'warn, block or off');
+    worktrees = value;
+  }
   return {
     staleMs: staleMinutes * 60_000,
     defaultTtlSeconds,
@@ -116,6 +126,7 @@ export function readConfig(env: Env): Config {
     redisPrefix,
     redisTimeoutMs: redisSeconds * 1000,
     redisProbe,
+    worktrees,
   };
 }
 

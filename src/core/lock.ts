@@ -22,6 +22,16 @@ export interface Note {
   readonly text: string;
 }
 
+/**
+ * Where a path lock was taken inside git: the repository (its common git dir, shared by all of
+ * its worktrees), the worktree's root and the branch checked out there (null: detached HEAD).
+ */
+export interface Checkout {
+  readonly repo: string;
+  readonly worktree: string;
+  readonly branch: string | null;
+}
+
 /** A lock as the stores keep it. Times are epoch milliseconds. */
 export interface LockRecord {
   readonly id: string;
@@ -63,6 +73,8 @@ export interface LockRecord {
    * its release.
    */
   readonly taker?: string;
+  /** Path locks taken inside git (absent on records of older versions, and outside git). */
+  readonly checkout?: Checkout;
 }
 
 /** A lock as the library, the CLI's JSON and the MCP server show it. */
@@ -89,6 +101,9 @@ export interface Lock {
   stale: boolean;
   /** Only in the taker's own acquire (or resume) answer. */
   token?: string;
+  /** Path locks taken inside git: the worktree's root and its branch then (null: detached HEAD). */
+  worktree?: string;
+  branch?: string | null;
 }
 
 export const UNKNOWN_HOLDER = '<unknown>';
@@ -144,6 +159,10 @@ export function toLock(record: LockRecord, now: number, staleMs: number, token?:
     stale: isStale(record, now, staleMs),
   };
   if (token !== undefined) lock.token = token;
+  if (record.checkout !== undefined) {
+    lock.worktree = record.checkout.worktree;
+    lock.branch = record.checkout.branch;
+  }
   return lock;
 }
 
@@ -219,7 +238,8 @@ export function isLockRecord(value: unknown): value is LockRecord {
       Array.isArray(r.frozen_paths) &&
       (r.frozen_modes === undefined || Array.isArray(r.frozen_modes)) &&
       Array.isArray(notes) &&
-      typeof r.token_hash === 'string'
+      typeof r.token_hash === 'string' &&
+      (r.checkout === undefined || isCheckout(r.checkout))
     )
   )
     return false;
@@ -234,6 +254,17 @@ export function isLockRecord(value: unknown): value is LockRecord {
       return false;
   }
   return true;
+}
+
+function isCheckout(value: unknown): boolean {
+  const c = value as Partial<Checkout> | null;
+  return (
+    typeof c === 'object' &&
+    c !== null &&
+    typeof c.repo === 'string' &&
+    typeof c.worktree === 'string' &&
+    (c.branch === null || typeof c.branch === 'string')
+  );
 }
 
 function finite(value: unknown): boolean {

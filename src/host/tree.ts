@@ -13,6 +13,8 @@ export interface TreeInfo {
   readonly root: string;
   /** The repository's common git dir (shared by its worktrees), when inside git. */
   readonly gitCommonDir: string | null;
+  /** This worktree's own git dir (`.git`, or `.git/worktrees/NAME` of a linked worktree). */
+  readonly gitDir?: string | null;
 }
 
 function isDir(p: string): boolean {
@@ -24,14 +26,14 @@ function isDir(p: string): boolean {
 }
 
 /** `gitdir: X` in a worktree's `.git` file; `commondir` inside that points at the shared dir. */
-function commonDirOf(dotGit: string): string | null {
+function gitDirsOf(dotGit: string): { common: string; own: string } | null {
   let stat: ReturnType<typeof lstatSync>;
   try {
     stat = statSync(dotGit);
   } catch {
     return null;
   }
-  if (stat.isDirectory()) return dotGit;
+  if (stat.isDirectory()) return { common: dotGit, own: dotGit };
   if (!stat.isFile()) return null;
   const text = readFileSync(dotGit, 'utf8');
   const match = /^gitdir:\s*(.+)\s*$/m.exec(text);
@@ -39,9 +41,23 @@ function commonDirOf(dotGit: string): string | null {
   const gitDir = path.resolve(path.dirname(dotGit), match[1].trim());
   try {
     const common = readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim();
-    return path.resolve(gitDir, common);
+    return { common: path.resolve(gitDir, common), own: gitDir };
   } catch {
-    return gitDir;
+    return { common: gitDir, own: gitDir };
+  }
+}
+
+/**
+ * The branch checked out in a worktree, from its own `HEAD` (one small read, no git process);
+ * null on a detached HEAD or when HEAD cannot be read.
+ */
+export function headBranch(gitDir: string): string | null {
+  try {
+    const head = readFileSync(path.join(gitDir, 'HEAD'), 'utf8');
+    const match = /^ref:\s*refs\/heads\/(.+?)\s*$/m.exec(head);
+    return match?.[1] ?? null;
+  } catch {
+    return null;
   }
 }
 
@@ -49,10 +65,11 @@ export function findTree(start: string): TreeInfo {
   const real = realpathSync(start);
   let current = real;
   for (;;) {
-    const common = commonDirOf(path.join(current, '.git'));
-    if (common !== null) return { root: current, gitCommonDir: realOrSelf(common) };
+    const dirs = gitDirsOf(path.join(current, '.git'));
+    if (dirs !== null)
+      return { root: current, gitCommonDir: realOrSelf(dirs.common), gitDir: realOrSelf(dirs.own) };
     const parent = path.dirname(current);
-    if (parent === current) return { root: real, gitCommonDir: null };
+    if (parent === current) return { root: real, gitCommonDir: null, gitDir: null };
     current = parent;
   }
 }

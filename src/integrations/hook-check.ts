@@ -12,6 +12,7 @@ import { sessionAgentId, validateAgentId } from '../core/identity.js';
 import type { Lock } from '../core/lock.js';
 import { findTree } from '../host/tree.js';
 import { openLocks } from '../locks.js';
+import { warningsForAgent } from '../core/worktrees.js';
 import { shellWrites } from './shell-writes.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -255,8 +256,22 @@ async function checkFileIn(
       throw error;
     }
     const shown = path.relative(locks.tree.root, file) || file;
+    const told = warningsForAgent(outcome.warnings);
+    if (outcome.status === 'other_worktree') {
+      const reason = `${told} AGENT_LOCK_WORKTREES=block: do not edit ${shown} here; work on something else, or ask its holder to merge first.`;
+      return deny(reason, { file: shown, agent }, outcome.conflicts);
+    }
     if (outcome.status !== 'held') {
-      return allow(`allowed: ${shown} is ${outcome.status} for ${agent.agentId}`, { file: shown, agent });
+      // Another worktree's lock on this path: the call goes on, and the agent is told (added
+      // context where the harness has it), never refused.
+      const message = `allowed: ${shown} is ${outcome.status} for ${agent.agentId}`;
+      if (told === null) return allow(message, { file: shown, agent });
+      return {
+        kind: 'allow',
+        message,
+        context: [told],
+        extra: { file: shown, agent, warnings: outcome.warnings },
+      };
     }
     const reason = [
       `agent-lock: ${shown} is locked by another agent: ${outcome.conflicts.map(holderLine).join('; ')}.`,

@@ -63,6 +63,7 @@ async function answer(
       conflicts: outcome.conflicts,
       message,
       text: [],
+      ...(outcome.warnings ? { warnings: outcome.warnings } : {}),
       ...(extra ? { extra } : {}),
     };
     return toolResult(envelope(said, locks.agent, null), exitCode !== 0);
@@ -74,6 +75,10 @@ async function answer(
     );
     return toolResult(envelope(blank, agents.describe(agent), failure), true);
   }
+}
+
+function otherWorktree(outcome: Outcome<string>, asked: string): string {
+  return `other_worktree: ${asked} overlaps what ${holders(outcome.conflicts)} hold in another worktree of this repository (AGENT_LOCK_WORKTREES=block); work elsewhere or wait until they merge`;
 }
 
 function heldBy(outcome: Outcome<string>, asked: string): string {
@@ -127,6 +132,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
           parent_scope: `parent_scope: ${outcome.conflicts[0]?.agent_id ?? 'your parent'} holds exactly ${asked}; claim something narrower inside it`,
           interrupted: `interrupted work on ${asked}: its holder is gone (or its lease ran out) and left notes; resume it, or break it to discard it`,
           timeout: `timeout: ${heldBy(outcome, asked)}`,
+          other_worktree: otherWorktree(outcome, asked),
         }[outcome.status];
         return { outcome, message };
       }),
@@ -213,6 +219,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
           free: `free: ${asked}`,
           mine: `yours: ${asked} (covered by ${scopeList(outcome.locks)})`,
           held: heldBy(outcome, asked),
+          other_worktree: otherWorktree(outcome, asked),
         }[outcome.status];
         return { outcome, message };
       }),

@@ -20,7 +20,7 @@ const INSTRUCTIONS = [
   'Note progress into your lock as you go, and release when done.',
   'Name each sub-agent with agent_id so that sub-agents block each other and not their parent.',
   // Said once here rather than in every tool's output schema (see contract-tools.ts).
-  'Every tool but lock answers with the agent-lock/v1 envelope: {schema, command, status, ok, exit_code, agent: {id, parent_id}, locks, conflicts, message, error: {code, message}};',
+  'Every tool but lock answers with the agent-lock/v1 envelope: {schema, command, status, ok, exit_code, agent: {id, parent_id}, locks, conflicts, message, error: {code, message}, warnings: [{code, message, ...}] (W_OTHER_WORKTREE: another worktree of the repository holds an overlapping path, a merge conflict is likely; it never changes status or ok)};',
   'a lock is {id, scope, kind, mode, agent_id, parent_agent_id, intent, expires_at, ttl_seconds, status, fence, notes, stale, token (yours only)}.',
 ].join(' ');
 

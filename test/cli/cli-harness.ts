@@ -117,6 +117,7 @@ export const ENVELOPE_FIELDS = [
   'conflicts',
   'message',
   'error',
+  'warnings',
 ] as const;
 
 /** The lock fields DESIGN section 6 names (token excepted: only the taker sees it). */

@@ -719,6 +719,7 @@ describe('whoami, version, contract, completion, init', () => {
         'skill',
         'hooks',
         'guard',
+        'conflicts',
       ].sort(),
     );
     expect(doc.commands.find((c) => c.name === 'list')?.aliases).toContain('ls');
@@ -730,7 +731,8 @@ describe('whoami, version, contract, completion, init', () => {
     expect(answers('run')?.exit_1).toEqual(expect.arrayContaining(['held', 'timeout', 'lease_lost']));
     expect(answers('release')).toEqual({ exit_0: ['released'], exit_1: ['not_found', 'refused'] });
     expect(answers('renew')?.exit_1.sort()).toEqual(['expired', 'not_found', 'refused']);
-    expect(answers('check')).toEqual({ exit_0: ['free', 'mine'], exit_1: ['held'] });
+    expect(answers('check')).toEqual({ exit_0: ['free', 'mine'], exit_1: ['held', 'other_worktree'] });
+    expect(answers('conflicts')).toEqual({ exit_0: ['clear'], exit_1: ['conflicting'] });
     expect(answers('note')?.exit_1.sort()).toEqual(['not_found', 'refused']);
     expect(answers('resume')).toEqual({ exit_0: ['resumed'], exit_1: ['not_found', 'held'] });
     expect(answers('break')).toEqual({ exit_0: ['broken'], exit_1: ['not_found'] });
