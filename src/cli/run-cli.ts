@@ -108,7 +108,7 @@ export class Cli implements CliContext {
     this.name = io.programName ?? 'alock';
   }
 
-  async open(extra: { redisUrl?: string; redisPrefix?: string } = {}): Promise<Locks> {
+  async open(extra: { redisUrl?: string; redisPrefix?: string; backend?: 'redis' } = {}): Promise<Locks> {
     if (this.locks) return this.locks;
     const g = this.globals();
     if (g.backend !== undefined && g.backend !== 'file' && g.backend !== 'redis') {
@@ -739,7 +739,20 @@ async function repair(cli: Cli): Promise<Answer> {
 }
 
 async function init(cli: Cli, o: { redisUrl?: string; shared?: string }): Promise<Answer> {
+  // A Redis URL or namespace asks for a Redis store: without --backend, an existing (empty) file
+  // store's marker would otherwise win, and the flags be dropped without a word.
+  const wantsRedis = o.redisUrl !== undefined || o.shared !== undefined;
+  if (wantsRedis && cli.globals().backend === 'file') {
+    throw new AgentLockError(
+      'E_USAGE',
+      '--redis-url and --shared are for a redis store, not --backend file',
+      {
+        hint: 'drop them, or pass --backend redis',
+      },
+    );
+  }
   const locks = await cli.open({
+    ...(wantsRedis && cli.globals().backend === undefined ? { backend: 'redis' as const } : {}),
     ...(o.redisUrl === undefined ? {} : { redisUrl: o.redisUrl }),
     ...(o.shared === undefined ? {} : { redisPrefix: o.shared }),
   });

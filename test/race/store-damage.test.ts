@@ -76,6 +76,16 @@ const DAMAGE: readonly Damage[] = [
     keepsLocks: true,
   },
   {
+    name: 'a snapshot line appended (it would wipe every lock before it)',
+    apply: (log) => appendFileSync(log, '{"t":"snap","fence":0,"locks":[],"tomb":[]}\n'),
+    keepsLocks: true,
+  },
+  {
+    name: 'a commit of the wrong shape appended',
+    apply: (log) => appendFileSync(log, '{"t":"tx","fence":3,"put":"garbage"}\n{"fence":3}\n'),
+    keepsLocks: true,
+  },
+  {
     name: 'a middle line overwritten',
     apply: (log, before) => {
       const lines = before.toString('utf8').split('\n');

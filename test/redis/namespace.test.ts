@@ -80,6 +80,12 @@ describeRedis('redis namespaces: one store per repository', () => {
     expect(alock(y, ['init', '--backend', 'redis', '--shared', 'team-wide']).code).toBe(0);
     expect(alock(x, ['acquire', '@release-train']).code).toBe(0);
     expect(alock(y, ['acquire', '@release-train'], 'B').code).toBe(1);
+    // On a file store that holds nothing, a Redis URL or namespace moves it to Redis, never dropped.
+    const z = repo('shared-z');
+    expect(alock(z, ['--backend', 'file', 'list']).code).toBe(0);
+    const moved = alock(z, ['init', '--shared', 'team-wide']);
+    expect(moved.stdout).toMatch(/^INITIALIZED redis store .* namespace team-wide$/m);
+    expect(alock(z, ['acquire', '@release-train'], 'C').code).toBe(1);
     const bad = alock(y, ['init', '--shared', 'no spaces allowed'], 'B');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^ERROR: alock: the Redis namespace "no spaces allowed" is not valid/);

@@ -625,6 +625,15 @@ export class FileStore implements Backend {
       entry = JSON.parse(line) as Record<string, unknown>;
       if (typeof entry !== 'object' || entry === null || typeof entry.fence !== 'number')
         throw new Error('shape');
+      // Only these two shapes are ever written: a snapshot as the log's first line, commits after
+      // it. Anything else (a snapshot further down would wipe every lock before it) is damage.
+      const snapshot = entry.t === 'snap' && offset === 0 && Array.isArray(entry.locks);
+      const commit =
+        entry.t === 'tx' &&
+        Array.isArray(entry.put) &&
+        Array.isArray(entry.del) &&
+        (entry.del as unknown[]).every((id) => typeof id === 'string');
+      if (!snapshot && !commit) throw new Error('shape');
     } catch {
       // We cannot know what this line granted: fail closed until someone breaks it. Nor which fence
       // it took (a lost snapshot even took the counter), so fences restart from the clock, above
