@@ -120,6 +120,13 @@ function checkedPath(input: string, scope: Scope): Scope {
       hint: 'claim the files of the work tree, or an @resource such as @git/index for git operations',
     });
   }
+  // The glob dialect reads `[!a]` as the class of `!` and `a`, where a shell user means "not a":
+  // `src/[!a].ts` would hold src/a.ts and leave src/b.ts free. Refused, with the spelling that works.
+  if (scope.glob && scope.pattern.includes('[!')) {
+    throw new AgentLockError('E_SCOPE_INVALID', `scope ${input}: [!...] is not a negated class here`, {
+      hint: 'write [^...] for "any character but", e.g. src/[^a].ts',
+    });
+  }
   const long = segments.find((segment) => utf8.encode(segment).length > MAX_PATH_SEGMENT);
   if (scope.pattern.length > MAX_PATH_SCOPE || long !== undefined) {
     const why =

@@ -57,6 +57,16 @@ describe('scopes a store must refuse', () => {
     expect((await box.run('A', ['acquire', '.github/workflows/ci.yml'])).code).toBe(0);
   });
 
+  it('refuses [!...], which this glob dialect does not read as a negation, and names [^...]', async () => {
+    const r = await box.run('A', ['acquire', 'src/[!a].ts']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(
+      /^ERROR: alock: scope src\/\[!a\]\.ts: \[!\.\.\.\] is not a negated class here \(write \[\^\.\.\.\]/,
+    );
+    expect((await box.run('A', ['acquire', 'src/[^a].ts'])).code).toBe(0);
+    expect((await box.run('B', ['acquire', 'src/b.ts'])).code).toBe(1);
+  });
+
   it('refuses a path scope longer than a file system allows, like a long @resource', async () => {
     for (const scope of [`${'a/'.repeat(2100)}x.ts`, `${'n'.repeat(300)}.ts`]) {
       const r = await box.run('A', ['acquire', scope]);
