@@ -109,8 +109,20 @@ type Env = Readonly<Record<string, string | undefined>>;
  * AGENT_ID would have to be. Characters, not UTF-16 units: an emoji is never cut in half.
  */
 export function sessionAgentId(prefix: string, sessionId: string): string | null {
-  const id = `${prefix}-${Array.from(sessionId).slice(0, 8).join('')}`;
+  // A time-ordered UUID (v7, Codex's thread ids) starts with its millisecond timestamp: two sessions
+  // started within about 65 s shared `codex-0199a1b2` and never blocked each other. Those are named
+  // by a hash of the whole id instead, which keeps the form <prefix>-<8 characters>.
+  const head = TIME_UUID.test(sessionId) ? hashed(sessionId) : Array.from(sessionId).slice(0, 8).join('');
+  const id = `${prefix}-${head}`;
   return ID_PATTERN.test(id) ? id : null;
+}
+
+const TIME_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+
+function hashed(sessionId: string): string {
+  return /[\s\p{C}]/u.test(sessionId)
+    ? sessionId
+    : createHash('sha256').update(sessionId).digest('hex').slice(0, 8);
 }
 
 function sessionId(env: Env): { id: string; source: IdSource } | null {

@@ -240,7 +240,10 @@ const cursor: Harness = {
         stdout: { permission: 'deny', user_message: decision.reason, agent_message: decision.reason },
       };
     }
-    return { stdout: decision.note ? { permission: 'allow', user_message: decision.note } : null };
+    // Never `permission: allow`: to Cursor that means "run without asking the user", which a
+    // command agent-lock could not read must not get. A note goes with `ask`, which leaves the
+    // user's usual approval in place; nothing to say is no output at all.
+    return { stdout: decision.note ? { permission: 'ask', user_message: decision.note } : null };
   },
 };
 

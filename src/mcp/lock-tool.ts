@@ -105,7 +105,10 @@ function whoHolds(conflicts: readonly Lock[], now: number): string {
 /** A key naming a file or folder of the tree (`@` not given): the agent means that path. */
 function pathKey(locks: Locks, key: string): string | null {
   const bare = key.replace(/^@/, '');
-  if (key.startsWith('@') || !/[/.]/.test(bare)) return null;
+  if (key.startsWith('@')) return null;
+  // A glob is a path the agent means; a bare name (even a folder's: `build` is a classic lease) is not.
+  if (/[*?[{]/.test(bare)) return bare;
+  if (!/[/.]/.test(bare)) return null;
   // A file that exists, or a path to a file-like name (`src/new.ts`); `review/pr-123` stays a name.
   const fileLike = bare.includes('/') && /\.[A-Za-z0-9]{1,8}$/.test(bare);
   return fileLike || existsSync(path.resolve(locks.tree.root, bare)) ? bare : null;

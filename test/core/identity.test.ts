@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { readConfig } from '../../src/core/config.js';
 import { AgentLockError } from '../../src/core/errors.js';
 import {
+  sessionAgentId,
   fingerprint,
   holderProcess,
   isPassThrough,
@@ -367,5 +368,17 @@ describe('readConfig', () => {
   it('names AGENT_LOCK_REDIS_URL, not REDIS_URL, when both are set and the first is bad', () => {
     const error = captureError(() => readConfig({ AGENT_LOCK_REDIS_URL: 'nope', REDIS_URL: 'redis://ok' }));
     expect(error.message).toContain('AGENT_LOCK_REDIS_URL');
+  });
+});
+
+describe('time-ordered session ids', () => {
+  it('names a UUIDv7 session by a hash of the whole id, so sessions started together stay apart', () => {
+    const a = sessionAgentId('codex', '0199a1b2-1111-7aaa-8bbb-ccccdddd0001');
+    const b = sessionAgentId('codex', '0199a1b2-9999-7aaa-8bbb-ccccdddd0002');
+    expect(a).toMatch(/^codex-[0-9a-f]{8}$/);
+    expect(a).not.toBe(b);
+    expect(a).not.toBe('codex-0199a1b2');
+    // Random (v4) ids keep their first 8 characters.
+    expect(sessionAgentId('claude', '01234567-89ab-4cde-8f01-23456789abcd')).toBe('claude-01234567');
   });
 });

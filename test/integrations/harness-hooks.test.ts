@@ -4,6 +4,7 @@
  * source and version) fed on stdin to `alock hooks <harness>-pre-tool-use`, in-process, against a
  * real file store in a temp tree.
  */
+import { sessionAgentId } from '../../src/core/identity.js';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -31,7 +32,8 @@ function fixture(harness: Harness): Fixture {
 
 /** The main agent's id each harness's fixture session makes (Copilot's payload names none). */
 const MAIN: Record<Harness, string | null> = {
-  codex: 'codex-0199a1b2',
+  // The fixture's thread id is a time-ordered UUIDv7: named by a hash, not by its timestamp digits.
+  codex: sessionAgentId('codex', '0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b')!,
   gemini: 'gemini-5f1c2d3e',
   cursor: 'cursor-c0ffee00',
   opencode: 'opencode-ses_4f3e',

@@ -494,11 +494,13 @@ describe('the lock tool', () => {
 
   it('refuses a key that is a path of the tree, with the way to claim it', async () => {
     writeFileSync(path.join(mcp.sandbox.tree, 'src', 'a.ts'), 'x');
-    for (const key of ['src/a.ts', 'src/new.ts', 'src/lib']) {
+    for (const key of ['src/a.ts', 'src/new.ts', 'src/lib', '*.ts']) {
       const r = await mcp.lock({ action: 'acquire', key });
       expect(r.isError, key).toBe(true);
       expect(r.text).toMatch(
-        new RegExp(`^error E_USAGE: key ${key} is a path in the tree; .*use the acquire tool`),
+        new RegExp(
+          `^error E_USAGE: key ${key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is a path in the tree; .*use the acquire tool`,
+        ),
       );
     }
     expect((await mcp.call('list')).body.locks).toEqual([]);
