@@ -128,8 +128,10 @@ async function commandWrites(
     // Skip the wrapper's own options and VAR=value words, then read the command it runs.
     let i = 0;
     while (i < args.length && (args[i]?.startsWith('-') || /^[A-Za-z_][A-Za-z0-9_]*=/.test(args[i] ?? ''))) {
-      // `sudo -u USER`, `timeout -s SIG` take a value: a following word that is not the command.
-      if (['-u', '-g', '-s', '-k', '-C'].includes(args[i] ?? '')) i++;
+      // `sudo -u USER`, `timeout -s SIG`, `nice -n 5` take a value: a following word that is not the
+      // command (`-n` alone takes none for sudo, which it makes non-interactive).
+      const valued = base === 'nice' ? ['-n'] : ['-u', '-g', '-s', '-k', '-C'];
+      if (valued.includes(args[i] ?? '')) i++;
       i++;
     }
     if (base === 'timeout' && i < args.length) i++; // the duration
@@ -137,7 +139,8 @@ async function commandWrites(
     return inner ? commandWrites(inner, args.slice(i + 1), cwd, ctx) : [];
   }
   if (SHELLS.has(base)) {
-    const c = args.indexOf('-c');
+    // `-c` alone or among other one-letter options (`bash -lc`, `sh -ec`).
+    const c = args.findIndex((arg) => arg !== null && /^-[a-zA-Z]*c[a-zA-Z]*$/.test(arg));
     const script = c >= 0 ? args[c + 1] : undefined;
     if (typeof script !== 'string') return [];
     const tree = await ctx.parse(script);
@@ -216,7 +219,21 @@ async function commandWrites(
       let files: string[] = [];
       if (sub === 'checkout') {
         const dash = rest.indexOf('--');
-        files = dash >= 0 ? known(rest.slice(dash + 1)) : [];
+        // Without `--`, an operand is a branch or a path: one that looks like a path (a slash, a
+        // dot, a folder here) is taken as one, on the safe side; `git checkout main` writes none.
+        files =
+          dash >= 0
+            ? known(rest.slice(dash + 1))
+            : known(operands(rest, new Set(['-b', '-B', '--orphan']))).filter(
+                (arg) => /[/.]/.test(arg) || ctx.isDirectory(path.resolve(dir, arg)),
+              );
+      } else if (
+        (sub === 'stash' && !['list', 'show'].includes(rest[0] ?? '')) ||
+        (sub === 'reset' && rest.some((arg) => arg === '--hard' || arg === '--merge' || arg === '--keep')) ||
+        (sub === 'clean' && rest.some((arg) => arg !== null && /^-[a-zA-Z]*f/.test(arg)))
+      ) {
+        // These rewrite any tracked (or untracked) file of the work tree: the whole folder counts.
+        files = ['.'];
       } else if (sub === 'restore') {
         files = known(operands(rest, new Set(['-s', '--source'])));
       } else if (sub === 'rm' || sub === 'mv') {
