@@ -6,6 +6,7 @@
  * reads was taken from its own documentation or source; the README names the versions.
  */
 // zod/mini: the hook runs on every tool call, and full zod would be half of its load time.
+import path from 'node:path';
 import * as z from 'zod/mini';
 import type { Answer, CliContext } from '../cli/answer.js';
 import { AgentLockError } from '../core/errors.js';
@@ -172,7 +173,16 @@ const gemini: Harness = {
     }
     const command = p.tool_input.command;
     if (p.tool_name === 'run_shell_command' && typeof command === 'string') {
-      return { kind: 'shell', caller, tool: p.tool_name, command, cwd: p.tool_input.dir_path ?? p.cwd };
+      // A relative dir_path is below the session's folder (Gemini runs the command there).
+      const dir = p.tool_input.dir_path;
+      const cwd =
+        typeof dir === 'string' &&
+        !path.isAbsolute(dir) &&
+        typeof p.cwd === 'string' &&
+        path.isAbsolute(p.cwd)
+          ? path.resolve(p.cwd, dir)
+          : (dir ?? p.cwd);
+      return { kind: 'shell', caller, tool: p.tool_name, command, cwd };
     }
     return { kind: 'ignore', why: `${p.tool_name} is not checked` };
   },

@@ -4,6 +4,7 @@
  * source and version) fed on stdin to `alock hooks <harness>-pre-tool-use`, in-process, against a
  * real file store in a temp tree.
  */
+import { execFileSync } from 'node:child_process';
 import { sessionAgentId } from '../../src/core/identity.js';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -286,5 +287,18 @@ describe.each(HARNESSES)('%s shell tool: writes to held files', (harness) => {
     expect(refusal(harness, denied.output)).toContain('AGENT_LOCK_HOOK_SHELL_UNPARSED=deny');
     const bad = await run(command, { AGENT_LOCK_HOOK_SHELL_UNPARSED: 'sometimes' });
     expect(refusal(harness, bad.output)).toContain('AGENT_LOCK_HOOK_SHELL_UNPARSED must be allow or deny');
+  });
+});
+
+describe('gemini run_shell_command with a relative dir_path', () => {
+  it("reads the command in that folder below the session, not in the hook's own", async () => {
+    // In git, as agents work: outside it each folder would be a tree of its own.
+    execFileSync('git', ['init', '-q'], { cwd: sandbox.tree });
+    expect((await sandbox.run('other-agent', ['acquire', 'src/a.ts', '-m', 'busy'])).code).toBe(0);
+    const fx = fixture('gemini');
+    const payload = JSON.parse(fill(withCommand('gemini', fx.shell, 'rm a.ts'), fx.paths));
+    payload.tool_input.dir_path = 'src';
+    const r = await hook('gemini', JSON.stringify(payload));
+    expect(refusal('gemini', r.output)).toContain('other-agent');
   });
 });
