@@ -50,10 +50,29 @@ export async function doctorCommand(cli: CliContext): Promise<Answer> {
   let settingsOk = true;
   try {
     readConfig(env);
-    found.push(ok('settings', 'settings', 'every AGENT_LOCK_* setting is valid'));
+    const hooksBad = HOOK_SETTINGS.some(([name, allowed]) => {
+      const value = env[name]?.trim();
+      return Boolean(value) && !allowed.includes(value!);
+    });
+    if (!hooksBad) found.push(ok('settings', 'settings', 'every AGENT_LOCK_* setting is valid'));
   } catch (error) {
     settingsOk = false;
     found.push(failure('settings', 'settings_invalid', error, 'fix or unset it'));
+  }
+
+  // Settings the hooks and the git guard read (not readConfig): a bad one makes every hook refuse.
+  for (const [name, allowed] of HOOK_SETTINGS) {
+    const value = env[name]?.trim();
+    if (value && !allowed.includes(value)) {
+      found.push(
+        problem(
+          'settings',
+          'settings_invalid',
+          `${name} must be ${allowed.join(' or ')} (got ${JSON.stringify(value)})`,
+          'fix or unset it',
+        ),
+      );
+    }
   }
 
   let identity: Identity | null = null;
@@ -139,3 +158,10 @@ function answer(cli: CliContext, found: Finding[], where: string): Answer {
     extra: { checks: found },
   };
 }
+
+/** The hooks' and the git guard's own settings, and the values each takes. */
+const HOOK_SETTINGS: readonly (readonly [string, readonly string[]])[] = [
+  ['AGENT_LOCK_GUARD', ['refuse', 'warn']],
+  ['AGENT_LOCK_HOOK_ON_ERROR', ['allow', 'deny']],
+  ['AGENT_LOCK_HOOK_SHELL_UNPARSED', ['allow', 'deny']],
+];

@@ -195,6 +195,20 @@ describe('alock doctor on the file store', () => {
     expect(found?.fix).toBe('fix or unset AGENT_LOCK_STALE_MINUTES');
   });
 
+  it('reports a bad setting of the hooks or the git guard, which every hook call would refuse over', async () => {
+    const r = fresh();
+    for (const [name, value] of [
+      ['AGENT_LOCK_GUARD', 'maybe'],
+      ['AGENT_LOCK_HOOK_ON_ERROR', 'maybe'],
+      ['AGENT_LOCK_HOOK_SHELL_UNPARSED', 'x'],
+    ] as const) {
+      const doc = await r.doctor({ [name]: value });
+      expect(doc.code, name).toBe(1);
+      expect(byCode(doc.checks, 'settings_invalid')?.message).toMatch(new RegExp(`^${name} must be`));
+      expect(byCode(doc.checks, 'settings')).toBeUndefined();
+    }
+  });
+
   it('refuses a --dir that is no folder: one line, exit 2', async () => {
     const r = fresh();
     const bad = await r.run(['--dir', path.join(r.root, 'nope'), 'doctor']);
