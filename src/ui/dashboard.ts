@@ -47,7 +47,9 @@ function pageLock(lock: Lock) {
 
 export async function serveDashboard(locks: Locks, options: DashboardOptions = {}): Promise<Dashboard> {
   const host = options.host ?? '127.0.0.1';
-  if (!LOOPBACK.has(host) && !options.allowRemote) {
+  // The whole 127.0.0.0/8 range is this machine's loopback, not only 127.0.0.1.
+  const loopback = LOOPBACK.has(host) || /^127(\.\d{1,3}){3}$/.test(host);
+  if (!loopback && !options.allowRemote) {
     throw new AgentLockError('E_USAGE', `--host ${host} would show the store to other machines`, {
       hint: 'add --allow-remote if that is meant, or leave --host out for 127.0.0.1',
     });

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeSandbox, type Sandbox } from '../cli/cli-harness.js';
+import { openLocks, serveDashboard } from '../../src/index.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const bin = path.join(fileURLToPath(new URL('../../', import.meta.url)), 'bin', 'alock.js');
@@ -194,6 +195,22 @@ describeBrowser('alock ui in Chromium', () => {
       await stop(readOnly.child);
     }
   }, 60_000);
+});
+
+describe('serveDashboard on loopback', () => {
+  it('binds any 127.x address without allowRemote: the whole range is this machine', async () => {
+    const locks = await openLocks({ dir: box.tree, backend: 'memory', env: { AGENT_ID: 'A' } });
+    try {
+      const ui = await serveDashboard(locks, { host: '127.0.0.2', port: 0 });
+      expect(ui.url).toMatch(/^http:\/\/127\.0\.0\.2:\d+\//);
+      await ui.close();
+      await expect(serveDashboard(locks, { host: '10.0.0.1', port: 0 })).rejects.toMatchObject({
+        code: 'E_USAGE',
+      });
+    } finally {
+      await locks.close();
+    }
+  });
 });
 
 describe('alock ui bad input', () => {
