@@ -273,14 +273,47 @@ async function checkFileIn(
         extra: { file: shown, agent, warnings: outcome.warnings },
       };
     }
+    const wait = hookWait(cli.io.env);
+    if (typeof wait === 'object') {
+      return deny(
+        `agent-lock: AGENT_LOCK_HOOK_WAIT must be a number of seconds from 0 to ${MAX_HOOK_WAIT} (got ${JSON.stringify(wait.invalid)}); fix or unset it`,
+        { file: shown, agent, error: 'AGENT_LOCK_HOOK_WAIT' },
+      );
+    }
+    let conflicts = outcome.conflicts;
+    if (wait > 0) {
+      // Wait in the same fair line as `acquire --wait`, as this agent; once the file is ours, give
+      // it straight back and let the edit go: the hook pauses, it does not claim.
+      const waited = await locks.acquire(file, { wait, intent: 'waiting to edit (AGENT_LOCK_HOOK_WAIT)' });
+      if (waited.status === 'acquired' || waited.status === 'already_mine') {
+        const mine = waited.status === 'acquired' ? waited.locks : [];
+        for (const lock of mine) await locks.release(lock.scope, lock.token ? { token: lock.token } : {});
+        return allow(`allowed: ${shown} came free while waiting (AGENT_LOCK_HOOK_WAIT)`, {
+          file: shown,
+          agent,
+        });
+      }
+      if (waited.conflicts.length > 0) conflicts = waited.conflicts;
+    }
     const reason = [
-      `agent-lock: ${shown} is locked by another agent: ${outcome.conflicts.map(holderLine).join('; ')}.`,
+      `agent-lock: ${shown} is locked by another agent: ${conflicts.map(holderLine).join('; ')}${wait > 0 ? ` (still, after waiting ${wait}s)` : ''}.`,
       `You are ${agent.agentId}. Do not edit it: work on something else, ask its holder, or check again later (${cli.name} check ${shellQuote(shown)}).`,
     ].join(' ');
-    return deny(reason, { file: shown, agent }, outcome.conflicts);
+    return deny(reason, { file: shown, agent }, conflicts);
   } finally {
     await locks.close().catch(() => {});
   }
+}
+
+/** The longest AGENT_LOCK_HOOK_WAIT: harnesses end a hook after a minute or so (Claude Code: 60 s). */
+const MAX_HOOK_WAIT = 600;
+
+/** AGENT_LOCK_HOOK_WAIT in seconds (0: refuse at once, the default), or the bad value. */
+function hookWait(env: Env): number | { invalid: string } {
+  const value = nonEmpty(env.AGENT_LOCK_HOOK_WAIT);
+  if (value === undefined) return 0;
+  const seconds = Number(value);
+  return /^\d+(\.\d+)?$/.test(value) && seconds <= MAX_HOOK_WAIT ? seconds : { invalid: value };
 }
 
 function unparsedSetting(env: Env): OnError | { invalid: string } {

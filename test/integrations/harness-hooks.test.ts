@@ -302,3 +302,28 @@ describe('gemini run_shell_command with a relative dir_path', () => {
     expect(refusal('gemini', r.output)).toContain('other-agent');
   });
 });
+
+describe('AGENT_LOCK_HOOK_WAIT', () => {
+  const fx = fixture('gemini');
+  const [, payload] = Object.entries(fx.edits)[0]!;
+  const edit = () => fill(payload, fx.paths);
+
+  it('pauses the edit in line until the holder lets go, then lets it through and holds nothing', async () => {
+    expect((await sandbox.run('other-agent', ['acquire', 'src/a.ts', '-m', 'busy'])).code).toBe(0);
+    const pending = hook('gemini', edit(), { AGENT_LOCK_HOOK_WAIT: '20' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await sandbox.run('other-agent', ['release', 'src/a.ts'])).code).toBe(0);
+    const r = await pending;
+    expect(refusal('gemini', r.output)).toBeNull();
+    expect((await sandbox.json('observer', ['list'])).body.locks).toEqual([]);
+  });
+
+  it('refuses once the wait runs out, and refuses on a bad value naming the variable', async () => {
+    expect((await sandbox.run('other-agent', ['acquire', 'src/a.ts', '-m', 'busy'])).code).toBe(0);
+    const late = await hook('gemini', edit(), { AGENT_LOCK_HOOK_WAIT: '0.5' });
+    expect(refusal('gemini', late.output)).toContain('after waiting 0.5s');
+    expect((await sandbox.json('observer', ['list'])).body.waiting).toEqual([]);
+    const bad = await hook('gemini', edit(), { AGENT_LOCK_HOOK_WAIT: 'soon' });
+    expect(refusal('gemini', bad.output)).toContain('AGENT_LOCK_HOOK_WAIT must be a number of seconds');
+  });
+});
