@@ -286,6 +286,17 @@ describeRedis('backend selection and failures of the redis backend', () => {
     }
   });
 
+  it('a URL naming a database the server does not have is one error, and nothing is written anywhere', async () => {
+    const s = sandbox();
+    const r = await s.run(['acquire', '@x'], {
+      AGENT_LOCK_REDIS_URL: `${server.url}/99`,
+      AGENT_LOCK_REDIS_PREFIX: s.prefix,
+    });
+    expect(expectOneErrorLine(r)).toMatch(/has no database 99 \(use a database number the server has/);
+    expect(s.marker()).toBeNull();
+    expect(await keyCount(admin, s.prefix)).toBe(0);
+  });
+
   it('init --backend redis --redis-url records the server; later processes without env use it', async () => {
     const s = sandbox();
     const init = await s.run(['init', '--backend', 'redis', '--redis-url', server.url], {

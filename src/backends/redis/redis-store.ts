@@ -52,6 +52,7 @@ interface Client {
   agentLockWatch(key: string, ms: string): Promise<unknown>;
   agentLockRepair(...args: string[]): Promise<number>;
   hgetall(key: string): Promise<Record<string, string>>;
+  select(db: number): Promise<unknown>;
   type(key: string): Promise<string>;
   rename(key: string, to: string): Promise<unknown>;
   lrange(key: string, start: number, stop: number): Promise<string[]>;
@@ -722,6 +723,23 @@ export class RedisStore implements Backend {
     } catch (error) {
       client.disconnect();
       throw this.unavailable(error);
+    }
+    // ioredis selects the URL's database on connect but carries on in database 0 when the server
+    // has no such database: the store would live where nobody looks. Selected once more, awaited.
+    if (!target.cluster && target.db > 0) {
+      try {
+        await withDeadline(client.select(target.db), options.timeoutMs);
+      } catch (error) {
+        client.disconnect();
+        if (error instanceof Error && /out of range|invalid DB index/i.test(error.message)) {
+          throw new AgentLockError(
+            'E_BACKEND_UNAVAILABLE',
+            `the redis server at ${this.location} has no database ${target.db}`,
+            { cause: error, hint: 'use a database number the server has: 0 to 15 by default' },
+          );
+        }
+        throw this.unavailable(error);
+      }
     }
     return client;
   }
