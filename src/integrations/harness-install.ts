@@ -25,9 +25,9 @@ import { opencodePlugin } from './opencode-plugin.js';
 export const INSTALLABLE = ['claude', 'codex', 'gemini', 'cursor', 'opencode', 'copilot', 'cline'] as const;
 export type Installable = (typeof INSTALLABLE)[number];
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 
-function isObject(value: unknown): value is Json {
+export function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
@@ -203,14 +203,14 @@ function writeAtomically(file: string, body: string, mode: number): void {
   }
 }
 
-function malformed(file: string, why: string): AgentLockError {
-  return new AgentLockError('E_USAGE', `${file} is not what its harness expects: ${why}; left unchanged`, {
+export function malformed(file: string, why: string, owner = 'its harness'): AgentLockError {
+  return new AgentLockError('E_USAGE', `${file} is not what ${owner} expects: ${why}; left unchanged`, {
     hint: 'fix the file, then run this again',
   });
 }
 
 /** The indentation the file already uses, so a merge does not reformat someone's settings. */
-function indentOf(text: string): string | number {
+export function indentOf(text: string): string | number {
   const match = /\n([ \t]+)\S/.exec(text);
   return match?.[1] ?? 2;
 }
@@ -222,7 +222,8 @@ interface Outcome {
   readonly command: string;
 }
 
-function readJson(shown: string, file: string): { text: string | null; value: Json } {
+/** A JSON settings file as an object ({} when missing or blank); anything else is refused unchanged. */
+export function readJson(shown: string, file: string, owner?: string): { text: string | null; value: Json } {
   let text: string | null = null;
   try {
     text = readFileSync(file, 'utf8');
@@ -240,7 +241,7 @@ function readJson(shown: string, file: string): { text: string | null; value: Js
       { hint: 'fix the file, then run this again' },
     );
   }
-  if (!isObject(parsed)) throw malformed(shown, 'it is not a JSON object');
+  if (!isObject(parsed)) throw malformed(shown, 'it is not a JSON object', owner);
   return { text, value: parsed };
 }
 

@@ -3,15 +3,7 @@
  * settings (every other key and hook kept, twice is once); `alock hooks claude-pre-tool-use` is that
  * hook's runtime. `--git` belongs to the git guard.
  */
-import {
-  type Stats,
-  lstatSync,
-  readFileSync,
-  realpathSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { type Stats, lstatSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Answer, CliContext } from '../cli/answer.js';
 import { AgentLockError } from '../core/errors.js';
@@ -21,16 +13,18 @@ import { claudePreToolUse, HOOKED_TOOLS } from './claude-hook.js';
 import { harnessOfAction, harnessPreToolUse } from './harness-hooks.js';
 
 export { isDirectHook, runDirectHook } from './hook-direct.js';
-import { applyHooks, harnessesFor, hookCommand } from './harness-install.js';
+import {
+  applyHooks,
+  harnessesFor,
+  hookCommand,
+  indentOf,
+  isObject,
+  malformed,
+  readJson,
+} from './harness-install.js';
 
 /** Ours, whichever way it was spelled (alock, agent-lock, npx, a node_modules/.bin path). */
 const OUR_HOOK = /(^|[\s/"'])(alock|agent-lock)["']?\s+hooks\s+claude-pre-tool-use(\s|$)/;
-
-type Json = Record<string, unknown>;
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function treeRoot(cli: CliContext): string {
   const start = path.resolve(cli.io.cwd, cli.globals().dir ?? '.');
@@ -55,42 +49,16 @@ function hasOurHook(entries: unknown[]): boolean {
   );
 }
 
-/** The indentation the file already uses, so a merge does not reformat someone's settings. */
-function indentOf(text: string): string | number {
-  const match = /\n([ \t]+)\S/.exec(text);
-  return match?.[1] ?? 2;
-}
-
 function installClaude(cli: CliContext): Answer {
   const root = treeRoot(cli);
   const shown = path.join(root, '.claude', 'settings.json');
   // A symlinked settings file is written through (the link and where it points are kept).
   const file = lstatSafe(shown)?.isSymbolicLink() ? realpathSync(shown) : shown;
-  let text: string | null = null;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  let settings: Json = {};
-  if (text !== null && text.trim() !== '') {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch (error) {
-      throw new AgentLockError(
-        'E_USAGE',
-        `${shown} is not valid JSON (${error instanceof Error ? error.message : error}); left unchanged`,
-        { hint: 'fix the file, then run this again' },
-      );
-    }
-    if (!isObject(parsed)) throw malformed(shown, 'it is not a JSON object');
-    settings = parsed;
-  }
+  const { text, value: settings } = readJson(shown, file, 'Claude Code');
   const hooks = settings.hooks ?? {};
-  if (!isObject(hooks)) throw malformed(shown, '"hooks" is not an object');
+  if (!isObject(hooks)) throw malformed(shown, '"hooks" is not an object', 'Claude Code');
   const pre = hooks.PreToolUse ?? [];
-  if (!Array.isArray(pre)) throw malformed(shown, '"hooks.PreToolUse" is not a list');
+  if (!Array.isArray(pre)) throw malformed(shown, '"hooks.PreToolUse" is not a list', 'Claude Code');
   const command = hookCommand(root, cli.name);
   const extra = { hooks: { settings: shown, command, matcher: HOOKED_TOOLS.join('|') } };
   if (hasOurHook(pre)) {
@@ -124,12 +92,6 @@ function installClaude(cli: CliContext): Answer {
     ],
     extra,
   };
-}
-
-function malformed(file: string, why: string): AgentLockError {
-  return new AgentLockError('E_USAGE', `${file} is not what Claude Code expects: ${why}; left unchanged`, {
-    hint: 'fix the file, then run this again',
-  });
 }
 
 function lstatSafe(p: string): Stats | null {
