@@ -169,7 +169,7 @@ export function createSession(core: StoreCore, identity: Identity): Session {
         throw new AgentLockError(
           'E_USAGE',
           `enforce would make ${total} files read-only (more than ${MAX_FROZEN})`,
-          { hint: 'claim a narrower scope, or pass force: true' },
+          { hint: 'claim a narrower scope, or allow it with force' },
         );
       }
     }
@@ -268,8 +268,8 @@ export function createSession(core: StoreCore, identity: Identity): Session {
       const list = typeof scopes === 'string' ? [scopes] : scopes;
       const ids = opts.ids ?? [];
       if (list.length === 0 && ids.length === 0)
-        throw new AgentLockError('E_USAGE', 'nothing to break: name a scope or give ids', {
-          hint: "for example breakLock('src/a.ts'), or breakLock([], { ids: [id] }) with an id as list() shows it",
+        throw new AgentLockError('E_USAGE', 'nothing to break: name a scope or a lock id', {
+          hint: 'a scope such as src/a.ts, or a lock id as list shows it',
         });
       const req = {
         targets: list.length > 0 ? core.targets(list) : [],
