@@ -85,8 +85,10 @@ async function contenderSteps() {
     let wakes = 0;
     let lastWake = null;
     let subscribeNs = 0n;
-    const watchWaiter = locks.backend.watchWaiter.bind(locks.backend);
-    locks.backend.watchWaiter = async (waiter, listener) => {
+    // The store keeps its backend under a registered symbol (src/store/store.ts BACKEND).
+    const backend = locks.store[Symbol.for('agent-lock.backend')];
+    const watchWaiter = backend.watchWaiter.bind(backend);
+    backend.watchWaiter = async (waiter, listener) => {
       const t0 = process.hrtime.bigint();
       const stop = await watchWaiter(waiter, (touched) => {
         wakes += 1;
@@ -98,7 +100,7 @@ async function contenderSteps() {
     };
     // Redis round trips: every decision commits through RedisStore.commit (one EVALSHA each).
     let trips = 0;
-    const store = locks.backend;
+    const store = backend;
     if (typeof store.commit === 'function') {
       const commit = store.commit.bind(store);
       store.commit = (...args) => {

@@ -28,8 +28,13 @@ export {
   type EventQuery,
   type HoldOptions,
   type HoldResult,
+  type IdentityOption,
   type Locks,
   type OpenLocksOptions,
   openLocks,
+  openStore,
+  type Session,
+  type Store,
+  type StoreOptions,
   type WithLockResult,
 } from './locks.js';

@@ -112,7 +112,7 @@ export async function logCommand(cli: Cli, o: LogFlags): Promise<Answer> {
   const show = (event: StoreEvent) => (json ? jsonLine(event) : eventLine(cli, event, treeKey));
   // Following: new events are those after the newest one now. Taken before the history is read, so
   // that nothing committed in between is missed (what the history shows too is not printed twice).
-  const cursor = o.follow ? (await locks.backend.events(1)).at(-1)?.id : undefined;
+  const cursor = o.follow ? (await locks.store.events(1)).at(-1)?.id : undefined;
   // With --since every kept event may qualify; without, the last `limit` that match.
   const history = await locks.events({
     ...query,
@@ -152,7 +152,7 @@ async function follow(
   show: (event: StoreEvent) => string,
 ): Promise<Answer> {
   const locks = await cli.open();
-  const backend = locks.backend;
+  const backend = locks.store;
   const seen = new Set<string>();
   for (const event of history) {
     if (event.id !== undefined) seen.add(event.id);
@@ -165,7 +165,7 @@ async function follow(
   const pull = () => {
     pulling = pulling.then(async () => {
       try {
-        const fresh = await backend.events(2 * EVENTS_KEPT, cursor);
+        const fresh = await backend.events({ limit: 2 * EVENTS_KEPT, after: cursor });
         for (const event of fresh) {
           if (event.id !== undefined) {
             cursor = event.id;

@@ -688,7 +688,7 @@ async function whoami(cli: Cli): Promise<Answer> {
       : `PARENT ${id.parentAgentId ?? '(none)'}${id.parentAgentId || id.parentSource === 'AGENT_PARENT_ID' ? ` (from ${id.parentSource})` : ''}`,
     `HOLDER pid ${id.holder.pid} (${id.holderName}) on ${id.holder.host}: your locks live as long as it runs`,
     `TREE ${locks.tree.root}${locks.tree.key !== locks.tree.root ? ` (key ${locks.tree.key} from AGENT_LOCK_TREE)` : ''}`,
-    `STORE ${locks.backend.kind} ${locks.backend.location}${locks.backend.namespace ? ` namespace ${locks.backend.namespace}` : ''}`,
+    `STORE ${locks.store.kind} ${locks.store.location}${locks.store.namespace ? ` namespace ${locks.store.namespace}` : ''}`,
     ...id.warnings.map((w) => `${paint(cli.style, 'yellow', 'WARNING')} ${w}`),
   ];
   return plain(
@@ -714,7 +714,7 @@ async function whoami(cli: Cli): Promise<Answer> {
 async function repair(cli: Cli): Promise<Answer> {
   const locks = await cli.open();
   const report = await locks.repair();
-  const where = `${locks.backend.kind} store ${locks.backend.location}`;
+  const where = `${locks.store.kind} store ${locks.store.location}`;
   if (report.damage.length === 0) {
     return plain(
       'repair',
@@ -763,22 +763,22 @@ async function init(cli: Cli, o: { redisUrl?: string; shared?: string }): Promis
     'initialized',
     [`INITIALIZED ${storeName(locks)}`],
     { store: storeOf(locks) },
-    `initialized ${locks.backend.location}`,
+    `initialized ${locks.store.location}`,
   );
 }
 
 /** Which store an answer speaks of: a file folder, or a Redis server and the namespace on it. */
 function storeOf(locks: Locks): { backend: string; location: string; namespace: string | null } {
   return {
-    backend: locks.backend.kind,
-    location: locks.backend.location,
-    namespace: locks.backend.namespace ?? null,
+    backend: locks.store.kind,
+    location: locks.store.location,
+    namespace: locks.store.namespace ?? null,
   };
 }
 
 function storeName(locks: Locks): string {
-  const ns = locks.backend.namespace;
-  return `${locks.backend.kind} store ${locks.backend.location}${ns === undefined ? '' : ` namespace ${ns}`}`;
+  const ns = locks.store.namespace;
+  return `${locks.store.kind} store ${locks.store.location}${ns === undefined ? '' : ` namespace ${ns}`}`;
 }
 
 /** The command word of argv (skipping global flags and their values), if it names a command. */

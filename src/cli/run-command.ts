@@ -97,7 +97,7 @@ export async function runCommand(cli: Cli, scopes: string[], flags: RunFlags): P
   const ttlFlag = flags.ttl === undefined ? undefined : parseSeconds(flags.ttl, '--ttl');
   const wait = waitSeconds(flags);
   const locks = await cli.open();
-  const ttl = ttlFlag ?? locks.config.defaultTtlSeconds ?? RUN_TTL_SECONDS;
+  const ttl = ttlFlag ?? locks.store.config.defaultTtlSeconds ?? RUN_TTL_SECONDS;
   const asked = scopes.map(quoteArg);
   const signals = interruption(cli.io.onSignal);
   try {

@@ -96,7 +96,7 @@ export function boardLines(state: BoardState, now: number, c: Colors): string[] 
 export async function watchCommand(cli: Cli): Promise<Answer> {
   const locks = await cli.open();
   const colors = createColors(cli.style.color);
-  const where = `${locks.backend.kind} ${locks.backend.location}`;
+  const where = `${locks.store.kind} ${locks.store.location}`;
   const look = async (): Promise<BoardState> => ({
     where,
     listed: await locks.list(),
@@ -158,7 +158,7 @@ export async function watchCommand(cli: Cli): Promise<Answer> {
       }
     });
   };
-  const unwatch = await locks.backend.watch(() => refresh());
+  const unwatch = await locks.store.watch(() => refresh());
   // Countdowns and ages move with the clock, not with commits: redraw what we have each second.
   const ticker = setInterval(render, 1000);
   const signals = interruption(cli.io.onSignal);

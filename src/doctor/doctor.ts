@@ -15,6 +15,7 @@ import { AgentLockError, asAgentLockError } from '../core/errors.js';
 import type { Identity } from '../core/identity.js';
 import type { Lock } from '../core/lock.js';
 import { findTree, storeDirFor } from '../host/tree.js';
+import { backendOf } from '../store/store.js';
 import { serverFindings } from './backend-checks.js';
 import { type Area, type Finding, ok, problem } from './finding.js';
 import { freezeFindings, gitHooksDir, HOOK_CHECKS, identityFindings } from './host-checks.js';
@@ -93,12 +94,12 @@ export async function doctorCommand(cli: CliContext): Promise<Answer> {
   if (disk.present && !disk.damaged && settingsOk && identity !== null) {
     try {
       const store = await cli.open();
-      where = `${store.backend.kind} store ${store.backend.location}`;
+      where = `${store.store.kind} store ${store.store.location}`;
       const listed = await store.list();
       locks = listed.locks;
       found.push(...lockFindings(listed.locks, cli.name));
-      if (store.backend.kind === 'redis') {
-        const redis = store.backend as RedisStore;
+      if (store.store.kind === 'redis') {
+        const redis = backendOf(store.store) as RedisStore;
         found.push(ok('backend', 'redis', `redis store ${redis.location}, key prefix {${redis.prefix}}`));
         found.push(...serverFindings(await redis.serverFacts(), redis.location));
       } else {

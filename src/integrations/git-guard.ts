@@ -18,13 +18,13 @@ import { fileURLToPath } from 'node:url';
 import type { Answer, CliContext } from '../cli/answer.js';
 import { exitCodeFor } from '../cli/contract.js';
 import { describeHolder, paint, quoteArg } from '../cli/render.js';
-import { type CheckStatus, decideCheck, type Outcome, type Target } from '../core/decide.js';
 import { AgentLockError } from '../core/errors.js';
 import { type Identity, resolveIdentity } from '../core/identity.js';
 import type { Lock } from '../core/lock.js';
-import { type PathScope, scopeFromPattern, scopesOverlap } from '../core/scope.js';
+import { scopeFromPattern, scopesOverlap } from '../core/scope.js';
 import { makeDirs } from '../host/make-dirs.js';
-import { ancestorChain, hostName, processAlive } from '../host/process.js';
+import { ancestorChain, hostName } from '../host/process.js';
+import { pathScope } from '../store/session.js';
 
 /** The line that tells our hook from anyone else's. */
 const MARKER = '# agent-lock git guard';
@@ -258,14 +258,6 @@ async function committer(cli: CliContext): Promise<Identity> {
   return who;
 }
 
-/**
- * Control characters in a staged name are matched as U+FFFD: picomatch's `**` is built on a regex
- * `.`, which never matches a newline, so `src/a\nb.ts` would otherwise escape a lock on `src/**`.
- * No lock can name a control character (acquire refuses them), so only wildcards meet these names,
- * and to a wildcard any one character is alike.
- */
-const CONTROL = /\p{Cc}/gu;
-
 const shown = (p: string) => (/[\p{Cc}]/u.test(p) ? JSON.stringify(p) : quoteArg(p));
 
 export async function guardCommand(cli: CliContext, hook: string): Promise<Answer> {
@@ -295,35 +287,12 @@ export async function guardCommand(cli: CliContext, hook: string): Promise<Answe
     });
   }
 
-  let outcome: Outcome<CheckStatus> = { status: 'free', locks: [], conflicts: [] };
-  const targets: (Target & { scope: PathScope; path: string })[] = staged.map((p) => ({
-    // Each staged path is taken exactly as git names it (no symlink followed, control characters
-    // allowed), shaped like a stored record's scope so that both sides are judged alike.
-    scope: scopeFromPattern(p.replace(CONTROL, '\uFFFD'), 'path') as PathScope,
-    tree: locks.tree.key,
-    path: p,
-  }));
+  // Each staged path is taken exactly as git names it, shaped like a stored record's scope.
+  const targets = staged.map((p) => ({ scope: pathScope(p), path: p }));
   const who = targets.length > 0 ? await committer(cli) : cli.identity();
-  if (targets.length > 0) {
-    const caller = { agentId: who.agentId, parentAgentId: who.parentAgentId, holder: who.holder };
-    // One decision for every staged path, the same one `check` makes (family rules, reaping).
-    outcome = await locks.backend.transact((state, now) =>
-      decideCheck(
-        state,
-        {
-          now,
-          caller,
-          staleMs: locks.config.staleMs,
-          processAlive,
-          hashToken: (token) => createHash('sha256').update(token).digest('hex'),
-          newLock: () => {
-            throw new AgentLockError('E_INTERNAL', 'a check never grants a lock');
-          },
-        },
-        { targets, mode: 'exclusive' },
-      ),
-    );
-  }
+  // One decision for every staged path, the same one `check` makes (family rules, reaping), made
+  // by the store as the committer: a dead holder it reaps has its frozen files thawed.
+  const outcome = await locks.store.as(who).checkPaths(staged);
   const base = {
     command: 'guard',
     locks: [] as Lock[],

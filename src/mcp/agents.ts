@@ -1,19 +1,18 @@
 /**
  * The agents one MCP server speaks for: itself (its identity comes from the environment, like the
- * CLI's) and any agent a call names with `agent_id`, played as a child of the server. Every agent
- * shares the server's store handle and tree, so they all decide inside the same atomic steps.
+ * CLI's) and any agent a call names with `agent_id`, played as a child of the server. One store,
+ * one session per agent: they all decide inside the same atomic steps, on the same tree.
  */
-import path from 'node:path';
 import type { CliContext } from '../cli/answer.js';
 import { AgentLockError } from '../core/errors.js';
 import { validateAgentId } from '../core/identity.js';
-import { type Locks, openLocks } from '../locks.js';
+import { type Locks, locksOf } from '../locks.js';
 
 export type Agent = { id: string; parentId: string | null };
 
 export class Agents {
   private base: Promise<Locks> | null = null;
-  private readonly named = new Map<string, Promise<Locks>>();
+  private readonly named = new Map<string, Locks>();
   private closed = false;
 
   constructor(private readonly cli: CliContext) {}
@@ -50,23 +49,16 @@ export class Agents {
     validateAgentId(agentId, 'agent_id');
     let locks = this.named.get(agentId);
     if (locks === undefined) {
-      locks = openLocks({
-        dir: path.resolve(this.cli.io.cwd, this.cli.globals().dir ?? '.'),
-        env: this.cli.io.env,
-        // The named agent lives as long as the server's holder does: it is the server's sub-agent.
-        identity: { agentId, parentAgentId: base.agent.id, holder: base.identity.holder },
-        backend: base.backend,
-      });
-      // A failed open is not cached: the next call tries again.
-      locks.catch(() => this.named.delete(agentId));
+      // The named agent lives as long as the server's holder does: it is the server's sub-agent.
+      locks = locksOf(base.store.as({ agentId, parentAgentId: base.agent.id, holder: base.identity.holder }));
       this.named.set(agentId, locks);
     }
     return locks;
   }
 
   /**
-   * Closes the one store handle. The named agents' Locks share it, so they are only forgotten:
-   * closing each of them would close the shared handle again.
+   * Closes the one store. The named agents' sessions are of it, so they are only forgotten:
+   * closing each of them would close the shared store again.
    */
   async close(): Promise<void> {
     this.closed = true;

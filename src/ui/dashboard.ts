@@ -61,7 +61,7 @@ export async function serveDashboard(locks: Locks, options: DashboardOptions = {
     });
   }
   const secret = options.secret ?? randomBytes(16).toString('base64url');
-  const where = `${locks.backend.kind} ${locks.backend.location}`;
+  const where = `${locks.store.kind} ${locks.store.location}`;
   const state = async () => {
     const listed = await locks.list();
     return {
@@ -96,7 +96,7 @@ export async function serveDashboard(locks: Locks, options: DashboardOptions = {
       pushing = false;
     }
   };
-  const unwatch = await locks.backend.watch(() => {
+  const unwatch = await locks.store.watch(() => {
     push();
   });
   const proven = (req: IncomingMessage) => {

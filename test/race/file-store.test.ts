@@ -25,6 +25,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { hostName, startStamp } from '../../src/host/process.js';
 import { type Locks, openLocks } from '../../src/index.js';
+import { backendOf } from '../../src/store/store.js';
 import { readLog, scratch } from './helpers.js';
 
 const cleanups: (() => void | Promise<void>)[] = [];
@@ -434,7 +435,7 @@ describe('file store: the store mutex', () => {
     });
     // A read-only look sees b's commit (made after a's last look) while the mutex is held...
     let seen: string[] = [];
-    const answer = await a.backend.transact(
+    const answer = await backendOf(a.store).transact(
       (state) => {
         seen = ids(state);
         return unchanged(state);
@@ -448,7 +449,7 @@ describe('file store: the store mutex', () => {
     expect(readFileSync(s.log, 'utf8').endsWith(partial)).toBe(true);
     // A decision that changes something still needs the mutex, cached or not.
     await expect(
-      a.backend.transact(
+      backendOf(a.store).transact(
         (state) => ({
           ...unchanged(state),
           changes: { ...unchanged(state).changes, fence: state.fence + 1 },
@@ -457,7 +458,7 @@ describe('file store: the store mutex', () => {
         { cached: true },
       ),
     ).rejects.toMatchObject({ code: 'E_STORE_BUSY' });
-    await expect(a.backend.transact(unchanged)).rejects.toMatchObject({ code: 'E_STORE_BUSY' });
+    await expect(backendOf(a.store).transact(unchanged)).rejects.toMatchObject({ code: 'E_STORE_BUSY' });
   });
 
   it('keeps a wake file per waiting process under wake/ while the handle is open, and removes it on close', async () => {

@@ -662,8 +662,8 @@ describeRedis('backend selection and failures of the redis backend', () => {
     const env = { AGENT_LOCK_REDIS_PREFIX: s.prefix, AGENT_LOCK_REDIS_PROBE: 'off', HOME: base };
     const locks = await openLocks({ dir: s.tree, env, identity: { agentId: 'L' }, redisUrl: server.url });
     try {
-      expect(locks.backend.kind).toBe('redis');
-      expect(locks.backend.location).toBe(server.url);
+      expect(locks.store.kind).toBe('redis');
+      expect(locks.store.location).toBe(server.url);
       expect((await locks.acquire('src/**')).status).toBe('acquired');
     } finally {
       await locks.close();
@@ -684,7 +684,7 @@ describeRedis('backend selection and failures of the redis backend', () => {
     expect(t.marker()).toBeNull();
 
     const f = await openLocks({ dir: t.tree, env, identity: { agentId: 'L' } });
-    expect(f.backend.kind).toBe('file');
+    expect(f.store.kind).toBe('file');
     expect((await f.acquire('@held')).status).toBe('acquired');
     await f.close();
     await expect(

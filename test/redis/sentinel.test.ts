@@ -70,7 +70,7 @@ describeRedis('redis store through Sentinel', () => {
     const a = await store('A');
     const b = await store('B');
     try {
-      expect(a.backend.location).toBe(url);
+      expect(a.store.location).toBe(url);
       expect((await a.acquire('@merge', { ttl: 60 })).status).toBe('acquired');
       expect((await b.acquire('@merge')).status).toBe('held');
       // The lock really is on the master: a direct handle on it sees the same store.

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { RedisStore } from '../../src/backends/redis/redis-store.js';
 import { type Locks, openLocks } from '../../src/locks.js';
+import { backendOf } from '../../src/store/store.js';
 import { describeRedis, type RedisServer, startRedis } from './server.js';
 
 describeRedis('redis store on the server clock', () => {
@@ -78,7 +79,7 @@ describeRedis('redis store on the server clock', () => {
     const [a, b] = [await agent('A'), await agent('B')];
     let calls = 0;
     let wake: () => void = () => {};
-    const stop = await a.backend.watch!(() => {
+    const stop = await backendOf(a.store).watch!(() => {
       calls++;
       wake();
     });
@@ -131,7 +132,7 @@ describeRedis('redis store on the server clock', () => {
     const [a, b] = [await agent('A'), await agent('B')];
     await b.list();
     const seen: (readonly string[] | null)[] = [];
-    const stop = await b.backend.watch((touched) => seen.push(touched));
+    const stop = await backendOf(b.store).watch((touched) => seen.push(touched));
     const first = await a.acquire(['@one', 'src/**']);
     await a.acquire('@two', { ttl: 60 });
     await a.release('@one');
@@ -173,7 +174,8 @@ describeRedis('redis store on the server clock', () => {
     const evalsha = async () =>
       Number(/cmdstat_evalsha:calls=(\d+)/.exec((await admin.info('commandstats')) as string)?.[1] ?? 0);
     const cacheOf = (locks: Locks) =>
-      (locks.backend as unknown as { cache: { locks: Map<string, { status: string }> } | null }).cache;
+      (backendOf(locks.store) as unknown as { cache: { locks: Map<string, { status: string }> } | null })
+        .cache;
     try {
       // A takes the lock as a waiting request (so the lock names A's process as its taker).
       expect((await a.acquire('@line', { wait: 10 })).status).toBe('acquired');
@@ -210,8 +212,11 @@ describeRedis('redis store on the server clock', () => {
         json.includes('"status":"waiting"'),
       ).length;
     const cacheOf = (locks: Locks) =>
-      (locks.backend as unknown as { cache: { locks: Map<string, { agent_id: string; status: string }> } })
-        .cache;
+      (
+        backendOf(locks.store) as unknown as {
+          cache: { locks: Map<string, { agent_id: string; status: string }> };
+        }
+      ).cache;
     try {
       // Taken without waiting, the lock names no process to inform: A sees B's ticket only by asking.
       expect((await a.acquire('@line')).status).toBe('acquired');
@@ -249,7 +254,7 @@ describeRedis('redis store on the server clock', () => {
         agentLockCommit(...args: string[]): Promise<string[]>;
       };
     }
-    const store = h.backend as unknown as Internals;
+    const store = backendOf(h.store) as unknown as Internals;
     try {
       expect((await x.acquire('@r')).status).toBe('acquired');
       const hWaits = h.acquire('@r', { wait: 30 });
@@ -318,7 +323,7 @@ describeRedis('redis store on the server clock', () => {
     opened.push(h);
     await h.list();
     const client = (
-      h.backend as unknown as { client: { agentLockCommit(...args: string[]): Promise<string[]> } }
+      backendOf(h.store) as unknown as { client: { agentLockCommit(...args: string[]): Promise<string[]> } }
     ).client;
     const flags: string[] = [];
     const send = client.agentLockCommit.bind(client);

@@ -1,0 +1,282 @@
+/**
+ * A session: one identity acting in a store. It answers every verb of the contract with a typed
+ * outcome (contention is an outcome; a misuse rejects the promise with an AgentLockError). Every
+ * decision goes through the store, which thaws what it drops.
+ */
+import {
+  type AcquireRequest,
+  type AcquireStatus,
+  type BreakStatus,
+  type Caller,
+  type CheckStatus,
+  type Decided,
+  type DecisionContext,
+  decideAcquire,
+  decideBreak,
+  decideCheck,
+  decideLeave,
+  decideLeaseCheck,
+  decideLeaseRelease,
+  decideLeaseRenew,
+  decideList,
+  decideNote,
+  decideRelease,
+  decideRenew,
+  decideResume,
+  type FrozenFile,
+  type LeaseRef,
+  type ListOutcome,
+  type NoteStatus,
+  type Outcome,
+  type ReleaseStatus,
+  type RenewStatus,
+  type ResumeStatus,
+  type StoreState,
+  type Target,
+} from '../core/decide.js';
+import type { TransactOptions } from '../backends/backend.js';
+import { AgentLockError } from '../core/errors.js';
+import type { Identity } from '../core/identity.js';
+import type { Lock } from '../core/lock.js';
+import { type PathScope, scopeFromPattern } from '../core/scope.js';
+import { acrossAcquire, acrossCheck } from '../core/worktrees.js';
+import { filesToFreeze, freeze as freezeFiles } from '../host/freeze.js';
+import type { Lease, LeaseStore } from '../lease.js';
+import { checkedTtl, checkedWait, MAX_FROZEN, MAX_INTENT, MAX_NOTE, mode, text } from './checks.js';
+import {
+  type Holding,
+  type HoldOptions,
+  type HoldResult,
+  hold,
+  type WithLockResult,
+  withLock,
+} from './hold.js';
+import type { Store, StoreCore } from './store.js';
+import { waitInLine } from './waiting.js';
+
+export interface AcquireOptions {
+  /** Make the matched regular files read-only while the lock is held (restored on release). */
+  enforce?: boolean;
+  /** With enforce: allow more than 500 files. */
+  force?: boolean;
+  intent?: string;
+  /** Lease in seconds; default AGENT_LOCK_TTL_SECONDS, else none. */
+  ttl?: number;
+  shared?: boolean;
+  /**
+   * Seconds to wait in line while the scopes are held (`Infinity`: until granted). Default 0: answer
+   * at once. Waiters are served in arrival order; past the deadline the answer is `timeout`.
+   */
+  wait?: number;
+  /** Aborts a wait: the call rejects with the signal's reason and leaves nothing in the store. */
+  signal?: AbortSignal;
+  /** Called after each refused attempt while waiting, with what stands in the way (live lines). */
+  onWait?: (conflicts: Lock[]) => void;
+}
+
+export interface Session {
+  readonly agent: { readonly id: string; readonly parentId: string | null };
+  readonly identity: Identity;
+  /** The store this session acts in. */
+  readonly store: Store;
+  /** Real path of the tree root and the tree key path scopes are compared under. */
+  readonly tree: { readonly root: string; readonly key: string };
+  acquire(scopes: string | readonly string[], options?: AcquireOptions): Promise<Outcome<AcquireStatus>>;
+  release(
+    scopes: string | readonly string[] | { all: true },
+    options?: { token?: string },
+  ): Promise<Outcome<ReleaseStatus>>;
+  renew(
+    scopes: string | readonly string[],
+    options?: { ttl?: number; token?: string },
+  ): Promise<Outcome<RenewStatus>>;
+  check(scopes: string | readonly string[], options?: { shared?: boolean }): Promise<Outcome<CheckStatus>>;
+  /**
+   * Whether another agent holds any of `paths`, exactly as git names them relative to the tree root
+   * (no symlink followed, any character allowed): one exclusive check for all, as the git guard
+   * makes it before a commit. No worktree warnings.
+   */
+  checkPaths(paths: readonly string[]): Promise<Outcome<CheckStatus>>;
+  list(): Promise<ListOutcome>;
+  mine(): Promise<ListOutcome>;
+  /**
+   * Takes the scopes (waiting if asked) as a lease that renews itself at a third of its TTL
+   * (default AGENT_LOCK_TTL_SECONDS, else 30 s) until released.
+   */
+  hold(scopes: string | readonly string[], options?: HoldOptions): Promise<HoldResult>;
+  /** Holds the scopes while `work` runs, then releases them, however `work` ends. */
+  withLock<T>(
+    scopes: string | readonly string[],
+    options: HoldOptions,
+    work: (signal: AbortSignal, lease: Lease) => Promise<T>,
+  ): Promise<WithLockResult<T>>;
+  note(scope: string, text: string, options?: { token?: string }): Promise<Outcome<NoteStatus>>;
+  resume(scope: string): Promise<Outcome<ResumeStatus>>;
+  breakLock(
+    scopes: string | readonly string[],
+    options?: { reason?: string; ids?: readonly string[] },
+  ): Promise<Outcome<BreakStatus>>;
+}
+
+/**
+ * Control characters in a path are matched as U+FFFD: picomatch's `**` is built on a regex `.`,
+ * which never matches a newline, so `src/a\nb.ts` would otherwise escape a lock on `src/**`. No
+ * lock can name a control character (acquire refuses them), so only wildcards meet these names,
+ * and to a wildcard any one character is alike.
+ */
+const CONTROL = /\p{Cc}/gu;
+
+/** A path as git names it, shaped like a stored record's scope so that both sides are judged alike. */
+export function pathScope(p: string): PathScope {
+  return scopeFromPattern(p.replace(CONTROL, '\uFFFD'), 'path') as PathScope;
+}
+
+export function createSession(core: StoreCore, identity: Identity): Session {
+  const { store, config } = core;
+  const caller: Caller = {
+    agentId: identity.agentId,
+    parentAgentId: identity.parentAgentId,
+    holder: identity.holder,
+  };
+  const run = <T>(
+    decide: (state: StoreState, ctx: DecisionContext) => Decided<T>,
+    options?: TransactOptions,
+  ): Promise<T> => core.decide(caller, decide, options);
+  const acquireHere = (req: AcquireRequest, options?: TransactOptions) =>
+    run((state, ctx) => {
+      const where = core.across();
+      const marked = where.checkout === null ? req : { ...req, checkout: where.checkout };
+      return acrossAcquire(state, ctx, marked, decideAcquire(state, ctx, marked), where);
+    }, options);
+  const refsOf = (locks: readonly Lock[]): LeaseRef[] =>
+    locks.map((l) => ({ id: l.id, tokenHash: l.token === undefined ? null : core.hashToken(l.token) }));
+  const releaseRefs = (refs: readonly LeaseRef[]) =>
+    run((state, ctx) => decideLeaseRelease(state, ctx, { refs }));
+  const leaseStore: LeaseStore = {
+    renew: (refs, ttlSeconds) => run((state, ctx) => decideLeaseRenew(state, ctx, { refs, ttlSeconds })),
+    check: (refs) => run((state, ctx) => decideLeaseCheck(state, ctx, { refs })),
+    release: releaseRefs,
+    watch: (listener) => store.watch(listener),
+  };
+
+  async function acquire(scopes: string | readonly string[], opts: AcquireOptions = {}) {
+    const wanted = core.targets(scopes);
+    let freeze: FrozenFile[][] | undefined;
+    if (opts.enforce) {
+      freeze = wanted.map((target) => filesToFreeze(target, store.tree.root));
+      const total = freeze.reduce((n, files) => n + files.length, 0);
+      if (total > MAX_FROZEN && !opts.force) {
+        throw new AgentLockError(
+          'E_USAGE',
+          `enforce would make ${total} files read-only (more than ${MAX_FROZEN})`,
+          { hint: 'claim a narrower scope, or allow it with force' },
+        );
+      }
+    }
+    const req: AcquireRequest = {
+      targets: wanted,
+      ...(freeze ? { freeze } : {}),
+      mode: mode(opts.shared),
+      intent: text(opts.intent, 'intent', MAX_INTENT, false),
+      ttlSeconds: checkedTtl(opts.ttl, config.defaultTtlSeconds),
+    };
+    const wait = checkedWait(opts.wait);
+    opts.signal?.throwIfAborted();
+    const outcome =
+      wait > 0
+        ? await waitInLine(
+            core,
+            {
+              attempt: (ticket, cached) => acquireHere({ ...req, wait: ticket }, { cached }),
+              leave: (hash) => run((state, ctx) => decideLeave(state, ctx, { hash })),
+              releaseRefs,
+              refsOf,
+            },
+            wait,
+            opts,
+          )
+        : await acquireHere(req);
+    // The files are changed only once the lock records them: whatever happens next, the record
+    // says what to restore.
+    if (outcome.status === 'acquired' && freeze) {
+      const modes = new Map(freeze.flat().map((f) => [f.path, f.mode]));
+      freezeFiles(
+        outcome.locks.flatMap((l) =>
+          l.frozen_paths.map((file) => ({ path: file, mode: modes.get(file) ?? 0o644 })),
+        ),
+      );
+    }
+    return outcome;
+  }
+
+  const holding: Holding = { acquire, leaseStore, refsOf, defaultTtlSeconds: config.defaultTtlSeconds };
+
+  return {
+    agent: { id: identity.agentId, parentId: identity.parentAgentId },
+    identity,
+    store,
+    tree: store.tree,
+    acquire,
+    async release(scopes, opts = {}) {
+      const req = {
+        targets:
+          typeof scopes === 'object' && 'all' in scopes ? ('all' as const) : core.targets(scopes as string[]),
+        token: opts.token ?? null,
+      };
+      return run((state, ctx) => decideRelease(state, ctx, req));
+    },
+    async renew(scopes, opts = {}) {
+      const req = {
+        targets: core.targets(scopes),
+        ttlSeconds: checkedTtl(opts.ttl, null),
+        token: opts.token ?? null,
+      };
+      return run((state, ctx) => decideRenew(state, ctx, req));
+    },
+    async check(scopes, opts = {}) {
+      const req = { targets: core.targets(scopes), mode: mode(opts.shared) };
+      const where = core.across();
+      return run((state, ctx) => acrossCheck(state, ctx, req, decideCheck(state, ctx, req), where));
+    },
+    async checkPaths(paths) {
+      if (paths.length === 0) return { status: 'free', locks: [], conflicts: [] };
+      const targets: Target[] = paths.map((p) => ({ scope: pathScope(p), tree: store.tree.key }));
+      return run((state, ctx) => decideCheck(state, ctx, { targets, mode: 'exclusive' }));
+    },
+    async list() {
+      return run((state, ctx) => decideList(state, ctx, { mineOnly: false }));
+    },
+    async mine() {
+      return run((state, ctx) => decideList(state, ctx, { mineOnly: true }));
+    },
+    hold: async (scopes, opts = {}) => hold(holding, scopes, opts),
+    withLock: async (scopes, opts, work) => withLock(holding, scopes, opts, work),
+    async note(scope, noteText, opts = {}) {
+      const [target] = core.targets(scope);
+      const req = {
+        target: target!,
+        text: text(noteText, 'note', MAX_NOTE, true)!,
+        token: opts.token ?? null,
+      };
+      return run((state, ctx) => decideNote(state, ctx, req));
+    },
+    async resume(scope) {
+      const [target] = core.targets(scope);
+      return run((state, ctx) => decideResume(state, ctx, { target: target! }));
+    },
+    async breakLock(scopes, opts = {}) {
+      const list = typeof scopes === 'string' ? [scopes] : scopes;
+      const ids = opts.ids ?? [];
+      if (list.length === 0 && ids.length === 0)
+        throw new AgentLockError('E_USAGE', 'nothing to break: name a scope or a lock id', {
+          hint: 'a scope such as src/a.ts, or a lock id as list shows it',
+        });
+      const req = {
+        targets: list.length > 0 ? core.targets(list) : [],
+        ids,
+        reason: text(opts.reason, 'reason', MAX_INTENT, false),
+      };
+      return run((state, ctx) => decideBreak(state, ctx, req));
+    },
+  };
+}
