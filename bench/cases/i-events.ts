@@ -21,9 +21,14 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-/** What the page's own scripts see (the bench has no DOM types: it runs on Node). */
+/**
+ * What the page's own scripts see (the bench has no DOM types: it runs on Node). Functions run in
+ * the page reach everything through it: the bundler renames module-level names such as
+ * `performance` (imported from node:perf_hooks), and a renamed one does not exist in the page.
+ */
 interface PageGlobals {
   __seen: Record<string, number>;
+  performance: { timeOrigin: number; now(): number };
   document: {
     getElementById(id: string): { textContent: string | null } | null;
     querySelectorAll(selector: string): Iterable<{ getAttribute(name: string): string | null }>;
@@ -115,7 +120,8 @@ async function dashboardLatency(scratch: string, samples: number): Promise<Dashb
       new window.MutationObserver(() => {
         for (const row of window.document.querySelectorAll('#locks .lock')) {
           const scope = row.getAttribute('data-scope')!;
-          if (!(scope in window.__seen)) window.__seen[scope] = performance.timeOrigin + performance.now();
+          if (!(scope in window.__seen))
+            window.__seen[scope] = window.performance.timeOrigin + window.performance.now();
         }
       }).observe(window.document.getElementById('locks'), { childList: true, subtree: true });
     });
