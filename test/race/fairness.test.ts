@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { describeRedis, redisForSuite } from '../redis/server.js';
 import { requireBuild, scratch } from './helpers.js';
 
-const WORKER = fileURLToPath(new URL('../wait/fixtures/fair-worker.mjs', import.meta.url));
+const WORKER = fileURLToPath(new URL('./fixtures/fair-worker.mjs', import.meta.url));
 const WORKERS = 4;
 const ROUNDS = Number(process.env.FAIR_ROUNDS ?? 15);
 

@@ -1,4 +1,4 @@
-import { memoryStore } from '../contract/stores.js';
+import { memoryStore } from './stores.js';
 import { describeWaitContract } from './wait-contract.js';
 
 describeWaitContract('memory', memoryStore);

@@ -5,31 +5,39 @@ import net from 'node:net';
 
 const START_MS = 5000;
 
+export interface RedisServer {
+  port: number;
+  url: string;
+  pid: number;
+  /** Idempotent. */
+  stop(): Promise<void>;
+}
+
 /** The installed redis-server's version line, or null when there is none on PATH. */
-export function redisServerVersion(binary = 'redis-server') {
+export function redisServerVersion(binary = 'redis-server'): string | null {
   const probe = spawnSync(binary, ['--version'], { encoding: 'utf8' });
   if (probe.error || probe.status !== 0) return null;
   return probe.stdout.trim();
 }
 
-function freePort() {
+function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.unref();
     server.on('error', reject);
     server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
+      const { port } = server.address() as net.AddressInfo;
       server.close(() => resolve(port));
     });
   });
 }
 
 /** One raw PING over TCP: true on +PONG. */
-function ping(port, timeoutMs = 200) {
+function ping(port: number, timeoutMs = 200): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect({ host: '127.0.0.1', port });
     let answer = '';
-    const done = (ok) => {
+    const done = (ok: boolean) => {
       socket.destroy();
       resolve(ok);
     };
@@ -43,14 +51,22 @@ function ping(port, timeoutMs = 200) {
   });
 }
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Starts `redis-server --port P --save '' --appendonly no` (bound to 127.0.0.1, working folder
- * `dir`) and resolves once it answers PING: { port, url, pid, stop }. `stop()` is idempotent.
+ * `dir`) and resolves once it answers PING.
  */
-export async function startRedisServer({ dir, binary = 'redis-server', attempts = 3 }) {
-  let lastError = null;
+export async function startRedisServer({
+  dir,
+  binary = 'redis-server',
+  attempts = 3,
+}: {
+  dir: string;
+  binary?: string;
+  attempts?: number;
+}): Promise<RedisServer> {
+  let lastError: Error | null = null;
   for (let attempt = 0; attempt < attempts; attempt++) {
     const port = await freePort();
     const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
@@ -63,7 +79,7 @@ export async function startRedisServer({ dir, binary = 'redis-server', attempts 
     child.stderr.on('data', (chunk) => {
       output += chunk;
     });
-    let exited = null;
+    let exited: { code: number | null; signal: NodeJS.Signals | null; error?: Error } | null = null;
     child.on('exit', (code, signal) => {
       exited = { code, signal };
     });
@@ -75,7 +91,7 @@ export async function startRedisServer({ dir, binary = 'redis-server', attempts 
     const killNow = () => {
       if (exited === null) child.kill('SIGKILL');
     };
-    const onSignal = (signal) => {
+    const onSignal = (signal: NodeJS.Signals) => {
       killNow();
       process.exit(signal === 'SIGINT' ? 130 : 143);
     };
@@ -101,11 +117,12 @@ export async function startRedisServer({ dir, binary = 'redis-server', attempts 
       }
       await sleep(25);
     }
-    if (up) return { port, url: `redis://127.0.0.1:${port}`, pid: child.pid, stop };
+    if (up) return { port, url: `redis://127.0.0.1:${port}`, pid: child.pid!, stop };
     await stop();
+    const ended = exited as { code: number | null; signal: NodeJS.Signals | null; error?: Error } | null;
     lastError = new Error(
       `redis-server on port ${port} did not answer PING within ${START_MS} ms` +
-        (exited ? ` (exited ${exited.error?.message ?? exited.code ?? exited.signal})` : '') +
+        (ended ? ` (exited ${ended.error?.message ?? ended.code ?? ended.signal})` : '') +
         (output.trim() ? `: ${output.trim().split('\n').slice(-3).join(' | ')}` : ''),
     );
   }

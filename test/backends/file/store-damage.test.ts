@@ -14,8 +14,8 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { type Locks, openLocks } from '../../src/index.js';
-import { scratch } from './helpers.js';
+import { type Locks, openLocks } from '../../../src/index.js';
+import { scratch } from '../../race/helpers.js';
 
 const cleanups: (() => void | Promise<void>)[] = [];
 afterEach(async () => {

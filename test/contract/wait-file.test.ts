@@ -1,4 +1,4 @@
-import { fileStore } from '../contract/stores.js';
+import { fileStore } from './stores.js';
 import { describeWaitContract } from './wait-contract.js';
 
 describeWaitContract('file', fileStore);

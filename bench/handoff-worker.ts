@@ -1,7 +1,7 @@
-// One contender process of bench section (f): forked four times by bench/run.mjs, each with its own
-// store handle or Redis connection, looping acquire (waiting) -> brief busy hold -> release on one
-// resource until the parent says stop. Per grant it records, on process.hrtime.bigint() (the
-// monotonic clock, comparable across processes on Linux):
+// One contender process of bench section (f): forked four times by bench/cases/f-handoff.ts, each
+// with its own store handle or Redis connection, looping acquire (waiting) -> brief busy hold ->
+// release on one resource until the parent says stop. Per grant it records, on
+// process.hrtime.bigint() (the monotonic clock, comparable across processes on Linux):
 //   order   agent-lock: the grant's fence (grant order in the store); libraries: null (the parent
 //           orders their grants by granted time)
 //   granted when acquire resolved
@@ -16,22 +16,27 @@
 // the timed section. The worker exits when its IPC channel closes, so a dying parent leaves none.
 import { createRequire } from 'node:module';
 import { PerformanceObserver } from 'node:perf_hooks';
+import type { Redis as RedisClient } from 'ioredis';
+import type { GrantRecord, GrantTrace, HandoffConfig, WorkerMessage } from './handoff-stats.js';
 
 // Each worker loads only what its contender needs: a file-store worker that also loaded the Redis
 // libraries would pay for their start-up work (below) inside its measured hand-offs. ioredis is
 // CommonJS: it is required, as the agent-lock library does, because an ESM import of it makes
 // Node lex its source and then compile that lexer on a background thread during the first rounds.
 
-const config = JSON.parse(process.env.BENCH_HANDOFF_CONFIG ?? '{}');
+const config = JSON.parse(process.env.BENCH_HANDOFF_CONFIG ?? '{}') as HandoffConfig & { index: number };
 const { contender, resource, holdUs, leaseMs, index } = config;
 const BATCH = 20;
 
 process.on('disconnect', () => process.exit(0));
 
+const send = (message: WorkerMessage, callback?: () => void) =>
+  callback ? process.send!(message, callback) : process.send!(message);
+
 // Garbage-collection pauses of this process, on the records' clock (performance.now() and hrtime are
 // both monotonic, so one offset converts): a pause inside a hand-off delays it, whoever contends,
 // and the parent says how many hand-offs overlap one.
-const gcPauses = [];
+const gcPauses: [bigint, number][] = [];
 const hrAtStart = process.hrtime.bigint();
 const nowAtStart = performance.now();
 new PerformanceObserver((list) => {
@@ -40,12 +45,28 @@ new PerformanceObserver((list) => {
   }
 }).observe({ entryTypes: ['gc'] });
 
+interface Granted {
+  granted: bigint;
+  order: number | null;
+  attempts: number | null;
+  trace?: GrantTrace;
+}
+
+interface Steps {
+  /** null: stopped while waiting for its turn (the floor only). */
+  acquire(): Promise<Granted | null>;
+  release(): Promise<unknown>;
+  stop?: () => void;
+  close(): Promise<void>;
+}
+
 let stopping = false;
-let go = null;
-const started = new Promise((resolve) => {
+let go: () => void = () => {};
+const started = new Promise<void>((resolve) => {
   go = resolve;
 });
-process.on('message', (message) => {
+let steps: Steps | null = null;
+process.on('message', (message: { type?: string } | null) => {
   if (message?.type === 'go') go();
   if (message?.type === 'stop') {
     stopping = true;
@@ -54,8 +75,9 @@ process.on('message', (message) => {
   }
 });
 
-const fail = (error) => {
-  process.send?.({ type: 'error', index, message: String(error?.stack ?? error) }, () => process.exit(1));
+const fail = (error: unknown) => {
+  const message = String((error as Error | undefined)?.stack ?? error);
+  send({ type: 'error', index, message }, () => process.exit(1));
   setTimeout(() => process.exit(1), 1000).unref();
 };
 
@@ -68,27 +90,36 @@ function hold() {
   }
 }
 
-async function contenderSteps() {
+/** The store internals the instrumentation wraps (not part of the library's interface). */
+interface Instrumentable {
+  watchWaiter(waiter: string, listener: (touched: unknown) => void): Promise<() => Promise<void>>;
+  commit?: (...args: unknown[]) => Promise<unknown>;
+  mutex?: { lock(): Promise<unknown> };
+}
+
+async function contenderSteps(): Promise<Steps> {
   if (contender === 'agentLockRedis' || contender === 'agentLockFile') {
-    const { openLocks } = await import('../dist/index.js');
+    const { openLocks } = await import('../src/index.js');
     const locks = await openLocks({
       backend: contender === 'agentLockRedis' ? 'redis' : 'file',
-      ...(contender === 'agentLockRedis' ? { redisUrl: config.redisUrl } : {}),
-      dir: config.dir,
-      storeDir: config.storeDir,
+      ...(contender === 'agentLockRedis' ? { redisUrl: config.redisUrl! } : {}),
+      dir: config.dir!,
+      storeDir: config.storeDir!,
       identity: { agentId: `handoff-${index}` },
-      env: config.env,
+      env: config.env!,
     });
     const ttl = leaseMs / 1000;
+    // The store keeps its backend under a registered symbol (src/store/store.ts backendOf).
+    const store = (locks.store as unknown as Record<symbol, Instrumentable>)[
+      Symbol.for('agent-lock.backend')
+    ] as Instrumentable;
     // Instrumentation only: count the store's wake-ups (notifications that name this waiter) a
     // waiting acquire gets, the time its watchWaiter() set-up took, and when the last one came.
     let wakes = 0;
-    let lastWake = null;
+    let lastWake: bigint | null = null;
     let subscribeNs = 0n;
-    // The store keeps its backend under a registered symbol (src/store/store.ts BACKEND).
-    const backend = locks.store[Symbol.for('agent-lock.backend')];
-    const watchWaiter = backend.watchWaiter.bind(backend);
-    backend.watchWaiter = async (waiter, listener) => {
+    const watchWaiter = store.watchWaiter.bind(store);
+    store.watchWaiter = async (waiter, listener) => {
       const t0 = process.hrtime.bigint();
       const stop = await watchWaiter(waiter, (touched) => {
         wakes += 1;
@@ -100,7 +131,6 @@ async function contenderSteps() {
     };
     // Redis round trips: every decision commits through RedisStore.commit (one EVALSHA each).
     let trips = 0;
-    const store = backend;
     if (typeof store.commit === 'function') {
       const commit = store.commit.bind(store);
       store.commit = (...args) => {
@@ -142,7 +172,7 @@ async function contenderSteps() {
         if (outcome.status !== 'acquired') throw new Error(`acquire answered ${outcome.status}`);
         return {
           granted,
-          order: outcome.locks[0].fence,
+          order: outcome.locks[0]!.fence,
           attempts,
           trace: {
             wakes,
@@ -164,21 +194,21 @@ async function contenderSteps() {
     };
   }
   const require = createRequire(import.meta.url);
-  const { Redis } = require('ioredis');
-  const client = new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  const { Redis } = require('ioredis') as typeof import('ioredis');
+  const client: RedisClient = new Redis(config.redisUrl!, { lazyConnect: true, maxRetriesPerRequest: 1 });
   await client.connect();
   if (contender === 'semaphore') {
     // CommonJS too (redlock's ESM build imports a CommonJS module): required, like ioredis.
-    const { Mutex } = require('redis-semaphore');
+    const { Mutex } = require('redis-semaphore') as typeof import('redis-semaphore');
     const options = { lockTimeout: leaseMs, ...config.semaphoreOptions };
-    let mutex = null;
+    let mutex: InstanceType<typeof Mutex> | null = null;
     return {
       async acquire() {
         mutex = new Mutex(client, resource, options);
         await mutex.acquire();
         return { granted: process.hrtime.bigint(), order: null, attempts: null };
       },
-      release: () => mutex.release(),
+      release: () => mutex!.release(),
       close: async () => client.disconnect(),
     };
   }
@@ -193,9 +223,12 @@ async function contenderSteps() {
       numberOfKeys: 1,
       lua: "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end return redis.call('PUBLISH', ARGV[2], '1')",
     });
+    const floorRelease = (
+      client as unknown as { floorRelease(key: string, token: string, channel: string): Promise<number> }
+    ).floorRelease.bind(client);
     const subscriber = client.duplicate();
     let told = index === 0 ? 1 : 0;
-    let notify = null;
+    let notify: (() => void) | null = null;
     subscriber.on('message', () => {
       told += 1;
       notify?.();
@@ -203,7 +236,7 @@ async function contenderSteps() {
     await subscriber.subscribe(`${resource}:turn:${index}`);
     return {
       async acquire() {
-        while (told === 0 && !stopping) await new Promise((resolve) => (notify = resolve));
+        while (told === 0 && !stopping) await new Promise<void>((resolve) => (notify = resolve));
         notify = null;
         if (told === 0) return null;
         told -= 1;
@@ -211,7 +244,7 @@ async function contenderSteps() {
         if (taken !== 'OK') throw new Error('floor: the key was not free on my turn');
         return { granted: process.hrtime.bigint(), order: null, attempts: 1 };
       },
-      release: () => client.floorRelease(resource, token, `${resource}:turn:${(index + 1) % config.workers}`),
+      release: () => floorRelease(resource, token, `${resource}:turn:${(index + 1) % config.workers}`),
       // Stopping: a worker waiting for its turn gives up at once.
       stop: () => notify?.(),
       close: async () => {
@@ -221,34 +254,33 @@ async function contenderSteps() {
     };
   }
   if (contender === 'redlock') {
-    const { default: Redlock } = require('redlock');
+    const { default: Redlock } = require('redlock') as typeof import('redlock');
     const redlock = new Redlock([client], config.redlockSettings);
     // Redlock reports every refused attempt as an 'error' event; they are expected here.
     redlock.on('error', () => {});
-    let lock = null;
+    let lock: Awaited<ReturnType<typeof redlock.acquire>> | null = null;
     return {
       async acquire() {
         lock = await redlock.acquire([resource], leaseMs);
         return { granted: process.hrtime.bigint(), order: null, attempts: lock.attempts.length };
       },
-      release: () => lock.release(),
+      release: () => lock!.release(),
       close: async () => client.disconnect(),
     };
   }
   throw new Error(`unknown contender ${contender}`);
 }
 
-let steps = null;
 try {
   steps = await contenderSteps();
-  process.send({ type: 'ready', index });
+  send({ type: 'ready', index });
   await started;
   const cpuAtGo = process.cpuUsage();
   let grants = 0;
-  let batch = [];
+  let batch: GrantRecord[] = [];
   const flush = () => {
     if (batch.length === 0) return;
-    process.send({ type: 'records', index, records: batch });
+    send({ type: 'records', index, records: batch });
     batch = [];
   };
   while (!stopping) {
@@ -271,7 +303,7 @@ try {
   // CPU of the loop only (from 'go' to the last release), not of start-up.
   // Entries reach the observer a moment after each pause: let the last ones in.
   await new Promise((resolve) => setImmediate(resolve));
-  process.send({ type: 'done', index, cpuMs: (cpu.user + cpu.system) / 1000, grants, gcPauses }, () =>
+  send({ type: 'done', index, cpuMs: (cpu.user + cpu.system) / 1000, grants, gcPauses }, () =>
     process.disconnect(),
   );
 } catch (error) {

@@ -1,4 +1,4 @@
-import { redisStore } from '../contract/stores.js';
+import { redisStore } from './stores.js';
 import { describeRedis, redisForSuite } from '../redis/server.js';
 import { describeWaitContract } from './wait-contract.js';
 

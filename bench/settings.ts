@@ -1,0 +1,83 @@
+// The bench's run sizes (BENCH_QUICK=1 is a fast smoke run) and the targets of every section.
+export const quick = process.env.BENCH_QUICK === '1';
+
+export interface Settings {
+  spawnRuns: number;
+  spawnWarmup: number;
+  opsMax: number;
+  opsSeconds: number;
+  opsWarmup: number;
+  rounds: number;
+  latIters: number;
+  latWarmup: number;
+  redisWarmup: number;
+  redisRounds: number;
+  redisRoundSeconds: number;
+  handoffRounds: number;
+  handoffsPerRound: number;
+  handoffWarmup: number;
+  handoffWarmSkip: number;
+  handoffRoundSeconds: number;
+}
+
+export const SETTINGS: Settings = quick
+  ? {
+      spawnRuns: 5,
+      spawnWarmup: 1,
+      opsMax: 300,
+      opsSeconds: 0.5,
+      opsWarmup: 50,
+      rounds: 2,
+      latIters: 60,
+      latWarmup: 10,
+      redisWarmup: 200,
+      redisRounds: 3,
+      redisRoundSeconds: 0.15,
+      handoffRounds: 1,
+      handoffsPerRound: 200,
+      handoffWarmup: 20,
+      handoffWarmSkip: 300,
+      handoffRoundSeconds: 20,
+    }
+  : {
+      spawnRuns: 30,
+      spawnWarmup: 3,
+      opsMax: 3000,
+      opsSeconds: 3,
+      opsWarmup: 300,
+      rounds: 3,
+      latIters: 500,
+      latWarmup: 50,
+      redisWarmup: 2000,
+      redisRounds: 7,
+      redisRoundSeconds: 0.5,
+      handoffRounds: 4,
+      handoffsPerRound: 500,
+      handoffWarmup: 50,
+      handoffWarmSkip: 2500,
+      handoffRoundSeconds: 60,
+    };
+if (SETTINGS.handoffWarmSkip < SETTINGS.handoffWarmup + SETTINGS.handoffsPerRound) {
+  throw new Error('bench settings: the warm window of (f) must start after the measured one ends');
+}
+
+export const TARGETS = {
+  coldStartMax: 1.5,
+  hookCallMax: 1.3,
+  rateMin: 2,
+  latencyMax: 3,
+  redisVsBoundMin: 0.9,
+  redisVsRedlockMin: 1.0,
+  redisVsSemaphoreMin: 1.0,
+  redisLatencyMax: 3,
+  handoffRedisP99MaxMs: 2,
+  handoffFileP99MaxMs: 5,
+};
+
+/** The lease of the Redis contenders, and of the hand-off workers. */
+export const LEASE_MS = 30000;
+
+// bench/bundle.mjs defines it: the bundles run from node_modules/.cache, not from bench/.
+declare const __BENCH_REPO__: string;
+/** The checkout under test: its bin/alock.js and dist/ are what the bench measures. */
+export const repo: string = __BENCH_REPO__;
