@@ -10,6 +10,7 @@ import {
   type DecisionContext,
   decideAcquire,
   decideBreak,
+  decideCheck,
   decideLeave,
   decideList,
   decideNote,
@@ -286,5 +287,43 @@ describe('waiting tickets', () => {
     const listed = apply(decideList(state, ctx('X', 0), { mineOnly: false }));
     expect(listed.waiting).toEqual([]);
     expect(listed.locks.map((l) => [l.agent_id, l.scope, l.status])).toEqual([['B', '@r', 'active']]);
+  });
+});
+
+describe('a ticket left in line with no lock before it', () => {
+  // A request with files to freeze is not handed the lock when its way frees: its ticket stays in
+  // line, with no lock on the scope, until its waiter comes back.
+  function setUp() {
+    const { state, apply } = store();
+    apply(decideAcquire(state, ctx('A', 0), req('@r')));
+    apply(decideAcquire(state, ctx('F', 0), { ...req('@r', ticket('f', 90)), freeze: [[]] }));
+    apply(decideRelease(state, ctx('A', 0), { targets: [target('@r')], token: null }));
+    return { state, apply };
+  }
+
+  it('holds nothing for a look, but stands in the way of a request that does not wait', () => {
+    const { state, apply } = setUp();
+    const check = apply(decideCheck(state, ctx('C', 0), { targets: [target('@r')], mode: 'exclusive' }));
+    expect(check.status).toBe('free');
+    const acquired = apply(decideAcquire(state, ctx('C', 0), req('@r')));
+    expect([acquired.status, acquired.conflicts.map((l) => l.agent_id)]).toEqual(['held', ['F']]);
+  });
+
+  it('is no lock to list, release or break', () => {
+    const { state, apply } = setUp();
+    const listed = apply(decideList(state, ctx('F', 0), { mineOnly: true }));
+    expect([listed.locks.length, listed.waiting.map((l) => l.agent_id)]).toEqual([0, ['F']]);
+    expect(apply(decideRelease(state, ctx('F', 0), { targets: 'all', token: null })).locks).toEqual([]);
+    expect(apply(decideRelease(state, ctx('F', 0), { targets: [target('@r')], token: null })).status).toBe(
+      'not_found',
+    );
+    expect(
+      apply(decideBreak(state, ctx('X', 0), { targets: [target('@r')], ids: [], reason: null })).status,
+    ).toBe('not_found');
+    expect(
+      apply(decideNote(state, ctx('F', 0), { target: target('@r'), text: 'hi', token: null })).status,
+    ).toBe('not_found');
+    // Still in line, and its waiter takes the lock on its next attempt.
+    expect(apply(decideList(state, ctx('X', 0), { mineOnly: false })).waiting.length).toBe(1);
   });
 });
