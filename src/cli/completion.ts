@@ -1,6 +1,6 @@
 /** Shell completion scripts, generated from the contract table so they never drift from it. */
 import { AgentLockError } from '../core/errors.js';
-import { COMMANDS, GLOBAL_FLAGS } from './contract.js';
+import { COMMANDS, GLOBAL_FLAGS } from '../answers/contract.js';
 
 const longFlags = (flags: string) => flags.split(/[ ,]+/).filter((f) => f.startsWith('--'));
 

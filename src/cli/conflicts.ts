@@ -15,8 +15,8 @@ import { AgentLockError } from '../core/errors.js';
 import type { Lock } from '../core/lock.js';
 import { scopeFromPattern, scopesOverlap } from '../core/scope.js';
 import { findTree, storeDirFor } from '../host/tree.js';
-import type { Answer } from './answer.js';
-import { quoteArg } from './render.js';
+import type { Answer } from '../answers/answer.js';
+import { quoteArg } from '../answers/render.js';
 import type { Cli } from './run-cli.js';
 
 /** The first git with `merge-tree --write-tree`. */

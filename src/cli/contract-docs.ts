@@ -11,8 +11,8 @@ import {
   type FlagSpec,
   GLOBAL_FLAGS,
   LOCK_FIELDS,
-} from './contract.js';
-import { STATUS_WORD } from './run-cli.js';
+} from '../answers/contract.js';
+import { STATUS_WORD } from '../answers/render.js';
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 const code = (text: string) => `\`${text.replace(/`/g, "'")}\``;

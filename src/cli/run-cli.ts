@@ -14,24 +14,18 @@ import { type Lock, UNKNOWN_HOLDER } from '../core/lock.js';
 import { type PathScope, scopeFromPattern } from '../core/scope.js';
 import { ancestorChain, hostName } from '../host/process.js';
 import { type Locks, openLocks } from '../locks.js';
-import type { Answer, CliContext } from './answer.js';
+import type { Answer, CliContext } from '../answers/answer.js';
 import { completionScript } from './completion.js';
 import { conventionalArgv } from './conventions.js';
 import { logCommand } from './log.js';
-import { envelope, errorAnswer } from './envelope.js';
+import { envelope, errorAnswer } from '../answers/envelope.js';
 import { explainCommand } from './explain.js';
-import { COMMANDS, contractDocument, exitCodeFor, GLOBAL_FLAGS } from './contract.js';
-import { lockLines, paint, quoteArg, type Style } from './render.js';
+import { COMMANDS, contractDocument, exitCodeFor, GLOBAL_FLAGS } from '../answers/contract.js';
+import { lockLines, paint, quoteArg, STATUS_WORD, type Style } from '../answers/render.js';
 import { runCommand } from './run-command.js';
 import { byWorktree, otherWorktreeAnswer, warningLines } from './worktrees.js';
-import {
-  interruption,
-  LiveLine,
-  rewriteBareWait,
-  signalExitCode,
-  type WaitFlags,
-  waitSeconds,
-} from './waiting.js';
+import { interruption, signalExitCode } from '../answers/interruption.js';
+import { LiveLine, rewriteBareWait, type WaitFlags, waitSeconds } from './waiting.js';
 
 declare const __VERSION__: string;
 export const VERSION = typeof __VERSION__ === 'string' ? __VERSION__ : '0.0.0-dev';
@@ -68,29 +62,6 @@ interface GlobalOptions {
   json?: boolean;
   backend?: string;
 }
-
-export const STATUS_WORD: Record<string, string> = {
-  acquired: 'ACQUIRED',
-  already_mine: 'ALREADY YOURS',
-  held: 'HELD',
-  parent_scope: 'REFUSED',
-  interrupted: 'INTERRUPTED WORK',
-  released: 'RELEASED',
-  not_found: 'NOT LOCKED',
-  refused: 'REFUSED',
-  renewed: 'RENEWED',
-  expired: 'EXPIRED',
-  free: 'FREE',
-  mine: 'YOURS',
-  listed: 'LISTED',
-  noted: 'NOTED',
-  resumed: 'RESUMED',
-  broken: 'BROKEN',
-  timeout: 'TIMEOUT',
-  aborted: 'ABORTED',
-  lease_lost: 'LEASE LOST',
-  other_worktree: 'OTHER WORKTREE',
-};
 
 export class Cli implements CliContext {
   private locks: Locks | null = null;

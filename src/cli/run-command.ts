@@ -8,11 +8,12 @@ import type { ChildProcess } from 'node:child_process';
 import { parseSeconds } from '../core/config.js';
 import { AgentLockError } from '../core/errors.js';
 import type { Lease, LeaseLostError } from '../lease.js';
-import type { Answer } from './answer.js';
-import { LEASE_LOST_EXIT } from './contract.js';
-import { quoteArg } from './render.js';
+import type { Answer } from '../answers/answer.js';
+import { LEASE_LOST_EXIT } from '../answers/contract.js';
+import { quoteArg } from '../answers/render.js';
 import { abortedAnswer, type Cli, timeoutAnswer } from './run-cli.js';
-import { interruption, LiveLine, signalExitCode, type WaitFlags, waitSeconds } from './waiting.js';
+import { interruption, signalExitCode } from '../answers/interruption.js';
+import { LiveLine, type WaitFlags, waitSeconds } from './waiting.js';
 import { otherWorktreeAnswer } from './worktrees.js';
 
 /** Between SIGTERM and SIGKILL when the lease is lost: the lease's margin (at most 5 s) before it lapses. */

@@ -1,8 +1,8 @@
 /** The words for worktrees: warnings, the block refusal, and `list --worktrees`. Nothing here decides. */
 import type { Outcome, Warning } from '../core/decide.js';
 import type { Lock } from '../core/lock.js';
-import type { Answer } from './answer.js';
-import { paint, type Style } from './render.js';
+import type { Answer } from '../answers/answer.js';
+import { paint, type Style } from '../answers/render.js';
 import type { Cli } from './run-cli.js';
 
 /** `WARNING ...` lines after a text answer: told, never changing the status or the exit code. */

@@ -4,7 +4,7 @@
  * shares the server's store handle and tree, so they all decide inside the same atomic steps.
  */
 import path from 'node:path';
-import type { CliContext } from '../cli/answer.js';
+import type { CliContext } from '../answers/answer.js';
 import { AgentLockError } from '../core/errors.js';
 import { validateAgentId } from '../core/identity.js';
 import { type Locks, openLocks } from '../locks.js';

@@ -6,9 +6,9 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
-import type { Answer } from '../cli/answer.js';
-import { exitCodeFor } from '../cli/contract.js';
-import { envelope, errorAnswer } from '../cli/envelope.js';
+import type { Answer } from '../answers/answer.js';
+import { exitCodeFor } from '../answers/contract.js';
+import { envelope, errorAnswer } from '../answers/envelope.js';
 import type { Outcome } from '../core/decide.js';
 import { AgentLockError } from '../core/errors.js';
 import type { Lock } from '../core/lock.js';
