@@ -4,7 +4,7 @@
  * has one implementation (and `--json --version` answers in JSON like `version` does).
  */
 
-import { COMMANDS } from '../answers/contract.js';
+import { COMMANDS } from './contract.js';
 
 /** Global flags that take a value: the word after them is never the command. */
 const VALUE_FLAGS = new Set(['--dir', '--backend']);

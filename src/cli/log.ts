@@ -8,7 +8,7 @@ import { EVENTS_KEPT, type StoreEvent } from '../core/events.js';
 import type { EventQuery } from '../locks.js';
 import type { Answer } from '../answers/answer.js';
 import { paint, visible } from '../answers/render.js';
-import type { Cli } from './run-cli.js';
+import type { Cli } from './context.js';
 import { interruption, signalExitCode } from '../answers/interruption.js';
 
 export interface LogFlags {

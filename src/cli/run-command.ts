@@ -11,7 +11,7 @@ import type { Lease, LeaseLostError } from '../lease.js';
 import type { Answer } from '../answers/answer.js';
 import { LEASE_LOST_EXIT } from '../answers/contract.js';
 import { quoteArg } from '../answers/render.js';
-import { abortedAnswer, type Cli, timeoutAnswer } from './run-cli.js';
+import { abortedAnswer, type Cli, timeoutAnswer } from './context.js';
 import { interruption, signalExitCode } from '../answers/interruption.js';
 import { LiveLine, type WaitFlags, waitSeconds } from './waiting.js';
 import { otherWorktreeAnswer } from './worktrees.js';
