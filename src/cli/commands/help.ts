@@ -1,5 +1,6 @@
 import { defineCommand } from '../command.js';
 
+/** Listed for --help, completion and the contract; commander answers it itself (no `run`). */
 export const helpCommand = defineCommand({
   name: 'help',
   args: '[command]',
