@@ -276,3 +276,13 @@ export function storeName(locks: Locks): string {
 export function parentInferred(who: Identity): boolean {
   return who.parentSource === 'without AGENT_ID' && who.parentAgentId !== null;
 }
+
+/** The caller as the envelope names it, or null when the identity itself is what failed. */
+export function agentOf(cli: Cli): { id: string; parentId: string | null; parentInferred: boolean } | null {
+  try {
+    const who = cli.identity();
+    return { id: who.agentId, parentId: who.parentAgentId, parentInferred: parentInferred(who) };
+  } catch {
+    return null;
+  }
+}

@@ -8,7 +8,7 @@ import type { Answer } from '../answers/answer.js';
 import { envelope, errorAnswer } from '../answers/envelope.js';
 import { AgentLockError, asAgentLockError, isAgentLockError } from '../core/errors.js';
 import type { Identity } from '../core/identity.js';
-import { Cli, type CliIo, type GlobalOptions, parentInferred } from './context.js';
+import { agentOf, Cli, type CliIo, type GlobalOptions, parentInferred } from './context.js';
 import { COMMANDS } from './contract.js';
 import { conventionalArgv } from './conventions.js';
 import { buildProgram, commandWord } from './program.js';
@@ -119,15 +119,6 @@ export async function runCli(fullArgv: readonly string[], io: CliIo): Promise<nu
   } finally {
     io.answered?.(exitCode);
     await cli.close().catch(() => {});
-  }
-}
-
-function agentOf(cli: Cli): { id: string; parentId: string | null; parentInferred: boolean } | null {
-  try {
-    const who = cli.identity();
-    return { id: who.agentId, parentId: who.parentAgentId, parentInferred: parentInferred(who) };
-  } catch {
-    return null;
   }
 }
 
