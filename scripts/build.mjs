@@ -3,6 +3,8 @@
 // type declarations.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
@@ -19,32 +21,34 @@ const common = {
 const banner = {
   js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
 };
-// The CLI's dynamic imports of these modules stay dynamic, pointing at their own bundles.
+// The CLI's dynamic imports of these modules stay dynamic, pointing at their own bundles
+// (dist/lazy/NAME.js), whichever module imports them.
 const lazy = {
-  './redis/redis-store.js': 'src/backends/redis/redis-store.ts',
-  '../mcp/server.js': 'src/mcp/server.ts',
-  '../integrations/skill.js': 'src/integrations/skill.ts',
-  '../integrations/hooks.js': 'src/integrations/hooks.ts',
-  '../integrations/git-guard.js': 'src/integrations/git-guard.ts',
-  './conflicts.js': 'src/cli/conflicts.ts',
-  '../doctor/doctor.js': 'src/doctor/doctor.ts',
+  'redis-store': 'src/backends/redis/redis-store.ts',
+  server: 'src/mcp/server.ts',
+  skill: 'src/integrations/skill.ts',
+  hooks: 'src/integrations/hooks.ts',
+  'git-guard': 'src/integrations/git-guard.ts',
+  conflicts: 'src/cli/conflicts.ts',
+  doctor: 'src/doctor/doctor.ts',
   // The shell grammar (WebAssembly), loaded by a hook only for a command that could write a file.
-  '../integrations/shell-parser.js': 'src/integrations/shell-parser.ts',
-  './watch.js': 'src/cli/watch.ts',
-  '../ui/ui-command.js': 'src/ui/ui-command.ts',
+  'shell-parser': 'src/integrations/shell-parser.ts',
+  watch: 'src/cli/watch.ts',
+  'ui-command': 'src/ui/ui-command.ts',
 };
-const lazyName = (spec) => `./lazy/${spec.split('/').pop()}`;
+const root = fileURLToPath(new URL('..', import.meta.url));
+const lazyByFile = new Map(Object.entries(lazy).map(([name, file]) => [path.join(root, file), name]));
 // `within`: the bundle being built is itself in dist/lazy, beside the others.
 const keepLazy = (within) => ({
   name: 'keep-lazy',
   setup(b) {
-    b.onResolve(
-      { filter: /^\.\.?\/((mcp|integrations|redis|doctor|ui)\/|watch\.js$)|^\.\/conflicts\.js$/ },
-      (args) =>
-        args.kind === 'dynamic-import' && lazy[args.path]
-          ? { path: within ? `./${args.path.split('/').pop()}` : lazyName(args.path), external: true }
-          : undefined,
-    );
+    b.onResolve({ filter: /^\.\.?\/.*\.js$/ }, (args) => {
+      if (args.kind !== 'dynamic-import') return undefined;
+      const name = lazyByFile.get(path.resolve(args.resolveDir, args.path.replace(/\.js$/, '.ts')));
+      return name === undefined
+        ? undefined
+        : { path: `./${within ? '' : 'lazy/'}${name}.js`, external: true };
+    });
   },
 });
 // The CLI's bundles carry ioredis inside; the library loads it from node_modules (redis-store.ts).
@@ -62,9 +66,7 @@ await build({
   ...common,
   define: bundled,
   banner,
-  entryPoints: Object.fromEntries(
-    Object.entries(lazy).map(([spec, file]) => [lazyName(spec).slice(2, -3), file]),
-  ),
+  entryPoints: Object.fromEntries(Object.entries(lazy).map(([name, file]) => [`lazy/${name}`, file])),
   outdir: 'dist',
   minify: true,
   plugins: [keepLazy(true)],

@@ -1,18 +1,21 @@
 /** Shell completion scripts, generated from the contract table so they never drift from it. */
 import { AgentLockError } from '../core/errors.js';
-import { COMMANDS, GLOBAL_FLAGS } from './contract.js';
+import { type CommandSpec, GLOBAL_FLAGS } from './command.js';
 
 const longFlags = (flags: string) => flags.split(/[ ,]+/).filter((f) => f.startsWith('--'));
 
-export function completionScript(shell: string, program: string): string {
-  const names = COMMANDS.flatMap((c) => [c.name, ...(c.aliases ?? [])]);
+/** `commands`: the program's command table (cli/contract.ts). */
+export function completionScript(shell: string, program: string, commands: readonly CommandSpec[]): string {
+  const names = commands.flatMap((c) => [c.name, ...(c.aliases ?? [])]);
   const globals = GLOBAL_FLAGS.flatMap((f) => longFlags(f.flags));
   const fn = `_${program.replace(/[^A-Za-z0-9]/g, '_')}`;
   if (shell === 'bash') {
-    const cases = COMMANDS.map(
-      (c) =>
-        `    ${[c.name, ...(c.aliases ?? [])].join('|')}) flags="${[...c.flags.flatMap((f) => longFlags(f.flags)), ...globals].join(' ')}" ;;`,
-    ).join('\n');
+    const cases = commands
+      .map(
+        (c) =>
+          `    ${[c.name, ...(c.aliases ?? [])].join('|')}) flags="${[...c.flags.flatMap((f) => longFlags(f.flags)), ...globals].join(' ')}" ;;`,
+      )
+      .join('\n');
     return `# bash completion for ${program}: eval "$(${program} completion bash)"
 ${fn}() {
   local cur="\${COMP_WORDS[COMP_CWORD]}" cmd="" i flags
@@ -32,7 +35,7 @@ complete -o filenames -F ${fn} ${program}
 `;
   }
   if (shell === 'zsh') {
-    const described = COMMANDS.map((c) => `'${c.name}:${c.summary.replace(/'/g, '')}'`).join(' ');
+    const described = commands.map((c) => `'${c.name}:${c.summary.replace(/'/g, '')}'`).join(' ');
     return `#compdef ${program}
 # zsh completion for ${program}: eval "$(${program} completion zsh)"
 ${fn}() {
@@ -44,11 +47,11 @@ compdef ${fn} ${program}
 `;
   }
   if (shell === 'fish') {
-    const lines = COMMANDS.map(
+    const lines = commands.map(
       (c) =>
         `complete -c ${program} -n '__fish_use_subcommand' -a ${c.name} -d '${c.summary.replace(/'/g, '')}'`,
     );
-    for (const c of COMMANDS) {
+    for (const c of commands) {
       for (const f of c.flags) {
         for (const long of longFlags(f.flags)) {
           lines.push(

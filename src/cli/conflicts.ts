@@ -15,9 +15,9 @@ import { AgentLockError } from '../core/errors.js';
 import type { Lock } from '../core/lock.js';
 import { scopeFromPattern, scopesOverlap } from '../core/scope.js';
 import { findTree, storeDirFor } from '../host/tree.js';
-import type { Answer } from './answer.js';
-import { quoteArg } from './render.js';
-import type { Cli } from './run-cli.js';
+import type { Answer } from '../answers/answer.js';
+import { quoteArg } from '../answers/render.js';
+import type { Cli } from './context.js';
 
 /** The first git with `merge-tree --write-tree`. */
 const MIN_GIT = [2, 38] as const;

@@ -3,16 +3,10 @@
  * exit codes come from, so that the reference cannot drift from the program (`npm run docs`
  * rewrites it; a test fails when the committed file differs). Not part of the CLI bundle.
  */
-import {
-  COMMANDS,
-  contractDocument,
-  ENVIRONMENT,
-  EXIT_CODES,
-  type FlagSpec,
-  GLOBAL_FLAGS,
-  LOCK_FIELDS,
-} from './contract.js';
-import { STATUS_WORD } from './run-cli.js';
+import { ENVIRONMENT, EXIT_CODES, LOCK_FIELDS } from '../answers/contract.js';
+import { type FlagSpec, GLOBAL_FLAGS } from './command.js';
+import { COMMANDS, contractDocument } from './contract.js';
+import { STATUS_WORD } from '../answers/render.js';
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 const code = (text: string) => `\`${text.replace(/`/g, "'")}\``;

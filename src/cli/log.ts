@@ -6,10 +6,10 @@
 import { AgentLockError } from '../core/errors.js';
 import { EVENTS_KEPT, type StoreEvent } from '../core/events.js';
 import type { EventQuery } from '../locks.js';
-import type { Answer } from './answer.js';
-import { paint, visible } from './render.js';
-import type { Cli } from './run-cli.js';
-import { interruption, signalExitCode } from './waiting.js';
+import type { Answer } from '../answers/answer.js';
+import { paint, visible } from '../answers/render.js';
+import type { Cli } from './context.js';
+import { interruption, signalExitCode } from '../answers/interruption.js';
 
 export interface LogFlags {
   follow?: boolean;

@@ -8,11 +8,13 @@ import type { ChildProcess } from 'node:child_process';
 import { parseSeconds } from '../core/config.js';
 import { AgentLockError } from '../core/errors.js';
 import type { Lease, LeaseLostError } from '../lease.js';
-import type { Answer } from './answer.js';
-import { LEASE_LOST_EXIT } from './contract.js';
-import { quoteArg } from './render.js';
-import { abortedAnswer, type Cli, timeoutAnswer } from './run-cli.js';
-import { interruption, LiveLine, signalExitCode, type WaitFlags, waitSeconds } from './waiting.js';
+import type { Answer } from '../answers/answer.js';
+import { LEASE_LOST_EXIT } from '../answers/contract.js';
+import { quoteArg } from '../answers/render.js';
+import { envelope } from '../answers/envelope.js';
+import { abortedAnswer, agentOf, type Cli, timeoutAnswer } from './context.js';
+import { interruption, signalExitCode } from '../answers/interruption.js';
+import { LiveLine, type WaitFlags, waitSeconds } from './waiting.js';
 import { otherWorktreeAnswer } from './worktrees.js';
 
 /** Between SIGTERM and SIGKILL when the lease is lost: the lease's margin (at most 5 s) before it lapses. */
@@ -69,19 +71,7 @@ function exitCodeFlag(raw: string): number {
 /** run's own words go to stderr (text, or one JSON line with --json): stdout is the command's. */
 function toStderr(cli: Cli, answer: Answer): Answer {
   const body = cli.globals().json
-    ? `${JSON.stringify({
-        schema: 'agent-lock/v1',
-        command: answer.command,
-        status: answer.status,
-        ok: answer.exitCode === 0,
-        exit_code: answer.exitCode,
-        agent: { id: cli.identity().agentId, parent_id: cli.identity().parentAgentId },
-        locks: answer.locks,
-        conflicts: answer.conflicts,
-        message: answer.message,
-        error: null,
-        ...(answer.extra ?? {}),
-      })}\n`
+    ? `${JSON.stringify(envelope(answer, agentOf(cli), null))}\n`
     : `${answer.text.join('\n')}\n`;
   return { ...answer, raw: { stdout: '', stderr: body } };
 }

@@ -10,10 +10,10 @@ import { createColors } from 'picocolors';
 import type { ListOutcome } from '../core/decide.js';
 import type { StoreEvent } from '../core/events.js';
 import type { Lock } from '../core/lock.js';
-import type { Answer } from './answer.js';
-import { age, visible } from './render.js';
-import type { Cli } from './run-cli.js';
-import { interruption, signalExitCode } from './waiting.js';
+import type { Answer } from '../answers/answer.js';
+import { age, visible } from '../answers/render.js';
+import type { Cli } from './context.js';
+import { interruption, signalExitCode } from '../answers/interruption.js';
 
 type Colors = ReturnType<typeof createColors>;
 

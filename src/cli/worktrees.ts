@@ -1,9 +1,10 @@
 /** The words for worktrees: warnings, the block refusal, and `list --worktrees`. Nothing here decides. */
 import type { Outcome, Warning } from '../core/decide.js';
 import type { Lock } from '../core/lock.js';
-import type { Answer } from './answer.js';
-import { paint, type Style } from './render.js';
-import type { Cli } from './run-cli.js';
+import type { Answer } from '../answers/answer.js';
+import { claimRefusal } from '../answers/messages.js';
+import { paint, type Style } from '../answers/render.js';
+import type { Cli } from './context.js';
 
 /** `WARNING ...` lines after a text answer: told, never changing the status or the exit code. */
 export function warningLines(style: Style, warnings: readonly Warning[] | undefined): string[] {
@@ -18,7 +19,6 @@ export function otherWorktreeAnswer(
   asked: string[],
 ): Answer {
   const holders = [...new Set(outcome.conflicts.map((l) => l.agent_id))].join(', ');
-  const where = [...new Set(outcome.conflicts.map((l) => `${l.worktree} (${l.branch ?? 'detached HEAD'})`))];
   return {
     ...cli.answer(
       command,
@@ -34,7 +34,7 @@ export function otherWorktreeAnswer(
         ]),
         `next: work elsewhere, or ask ${holders} to merge first (${cli.cmd('conflicts')} predicts the merge)`,
       ],
-      `other_worktree: ${asked.join(' ')} overlaps locks of ${holders} in ${where.join(', ')}`,
+      claimRefusal(outcome, asked.join(' ')) ?? '',
     ),
     // The refusal already says all the warnings would.
     warnings: [],

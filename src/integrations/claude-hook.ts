@@ -12,7 +12,7 @@
  */
 // zod/mini: the hook runs on every tool call, and full zod would be half of its load time.
 import * as z from 'zod/mini';
-import type { Answer, CliContext } from '../cli/answer.js';
+import type { Answer, CliContext } from '../answers/answer.js';
 import type { Lock } from '../core/lock.js';
 import {
   badSettingDecision,

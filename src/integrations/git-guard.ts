@@ -15,9 +15,9 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Answer, CliContext } from '../cli/answer.js';
-import { exitCodeFor } from '../cli/contract.js';
-import { describeHolder, paint, quoteArg } from '../cli/render.js';
+import type { Answer, CliContext } from '../answers/answer.js';
+import { exitCodeFor } from '../answers/contract.js';
+import { describeHolder, paint, quoteArg } from '../answers/render.js';
 import { AgentLockError } from '../core/errors.js';
 import { type Identity, resolveIdentity } from '../core/identity.js';
 import type { Lock } from '../core/lock.js';

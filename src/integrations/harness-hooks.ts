@@ -8,7 +8,7 @@
 // zod/mini: the hook runs on every tool call, and full zod would be half of its load time.
 import path from 'node:path';
 import * as z from 'zod/mini';
-import type { Answer, CliContext } from '../cli/answer.js';
+import type { Answer, CliContext } from '../answers/answer.js';
 import { AgentLockError } from '../core/errors.js';
 import {
   allow,

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import type { CliContext } from '../cli/answer.js';
+import type { CliContext } from '../answers/answer.js';
 import { AgentLockError, isAgentLockError } from '../core/errors.js';
 import { sessionAgentId, validateAgentId } from '../core/identity.js';
 import type { Lock } from '../core/lock.js';

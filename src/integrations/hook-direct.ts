@@ -5,7 +5,7 @@
  * most of what a call on a free file costs beyond Node's own start. Anything else goes through
  * `runCli` as usual.
  */
-import type { Answer, CliContext } from '../cli/answer.js';
+import type { Answer, CliContext } from '../answers/answer.js';
 import { resolveIdentity } from '../core/identity.js';
 import type { Identity } from '../core/identity.js';
 import { ancestorChain, hostName } from '../host/process.js';

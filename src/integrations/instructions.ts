@@ -6,7 +6,7 @@
  */
 import { lstatSync, readFileSync, renameSync, rmSync, type Stats, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Answer, CliContext } from '../cli/answer.js';
+import type { Answer, CliContext } from '../answers/answer.js';
 import { AgentLockError } from '../core/errors.js';
 
 export const INSTRUCTION_FILES: Record<string, string> = { 'agents-md': 'AGENTS.md', gemini: 'GEMINI.md' };

@@ -6,7 +6,7 @@
 import { type Stats, existsSync, lstatSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Answer, CliContext } from '../cli/answer.js';
+import type { Answer, CliContext } from '../answers/answer.js';
 import { AgentLockError } from '../core/errors.js';
 import { makeDirs } from '../host/make-dirs.js';
 import { findTree } from '../host/tree.js';

@@ -3,7 +3,7 @@
  * CLI's) and any agent a call names with `agent_id`, played as a child of the server. One store,
  * one session per agent: they all decide inside the same atomic steps, on the same tree.
  */
-import type { CliContext } from '../cli/answer.js';
+import type { CliContext } from '../answers/answer.js';
 import { AgentLockError } from '../core/errors.js';
 import { validateAgentId } from '../core/identity.js';
 import { type Locks, locksOf } from '../locks.js';

@@ -6,12 +6,20 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
-import type { Answer } from '../cli/answer.js';
-import { exitCodeFor } from '../cli/contract.js';
-import { envelope, errorAnswer } from '../cli/envelope.js';
+import { envelope, errorAnswer } from '../answers/envelope.js';
+import {
+  acquireMessage,
+  breakMessage,
+  checkMessage,
+  listMessage,
+  noteMessage,
+  releaseMessage,
+  renewMessage,
+  resumeMessage,
+} from '../answers/messages.js';
+import { answerOf } from '../answers/outcome.js';
 import type { Outcome } from '../core/decide.js';
 import { AgentLockError } from '../core/errors.js';
-import type { Lock } from '../core/lock.js';
 import type { Locks } from '../locks.js';
 import { type Agents, asAgentLockError } from './agents.js';
 
@@ -33,9 +41,6 @@ const ttl = z.number().int().optional().describe('lease, whole seconds');
 /** `extra`: fields beside the envelope's, as the CLI's (the queue of list and mine). */
 type Said = { outcome: Outcome<string>; message: string; extra?: Record<string, unknown> };
 
-const scopeList = (locks: Lock[]) => locks.map((l) => l.scope).join(' ');
-const holders = (locks: Lock[]) => [...new Set(locks.map((l) => l.agent_id))].join(', ');
-
 function toolResult(body: ReturnType<typeof envelope>, isError: boolean): CallToolResult {
   return {
     content: [{ type: 'text', text: JSON.stringify(body) }],
@@ -54,19 +59,8 @@ async function answer(
   try {
     const locks = await agents.forAgent(agent);
     const { outcome, message, extra } = await verb(locks);
-    const exitCode = exitCodeFor(command, outcome.status);
-    const said: Answer = {
-      command,
-      status: outcome.status,
-      exitCode,
-      locks: outcome.locks,
-      conflicts: outcome.conflicts,
-      message,
-      text: [],
-      ...(outcome.warnings ? { warnings: outcome.warnings } : {}),
-      ...(extra ? { extra } : {}),
-    };
-    return toolResult(envelope(said, locks.agent, null), exitCode !== 0);
+    const said = answerOf(command, outcome, message, [], extra);
+    return toolResult(envelope(said, locks.agent, null), said.exitCode !== 0);
   } catch (error) {
     const failure = asAgentLockError(error);
     const blank = errorAnswer(
@@ -75,14 +69,6 @@ async function answer(
     );
     return toolResult(envelope(blank, agents.describe(agent), failure), true);
   }
-}
-
-function otherWorktree(outcome: Outcome<string>, asked: string): string {
-  return `other_worktree: ${asked} overlaps what ${holders(outcome.conflicts)} hold in another worktree of this repository (AGENT_LOCK_WORKTREES=block); work elsewhere or wait until they merge`;
-}
-
-function heldBy(outcome: Outcome<string>, asked: string): string {
-  return `${asked} held by ${holders(outcome.conflicts)}: work elsewhere, ask them, or check again later`;
 }
 
 export function registerContractTools(server: McpServer, agents: Agents): void {
@@ -124,17 +110,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
           enforce: args.enforce === true,
           force: args.force === true,
         });
-        const asked = args.scopes.join(' ');
-        const message = {
-          acquired: `acquired ${scopeList(outcome.locks)}: note progress as you go, release when done`,
-          already_mine: `already yours: covered by ${scopeList(outcome.locks)}`,
-          held: heldBy(outcome, asked),
-          parent_scope: `parent_scope: ${outcome.conflicts[0]?.agent_id ?? 'your parent'} holds exactly ${asked}; claim something narrower inside it`,
-          interrupted: `interrupted work on ${asked}: its holder is gone (or its lease ran out) and left notes; resume it, or break it to discard it`,
-          timeout: `timeout: ${heldBy(outcome, asked)}`,
-          other_worktree: otherWorktree(outcome, asked),
-        }[outcome.status];
-        return { outcome, message };
+        return { outcome, message: acquireMessage(outcome, args.scopes.join(' '), args.wait ?? 0) };
       }),
   );
 
@@ -160,13 +136,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
           args.all ? { all: true } : list,
           args.token ? { token: args.token } : {},
         );
-        const asked = args.all ? 'all' : list.join(' ');
-        const message = {
-          released: `released ${outcome.locks.length === 0 ? '(you held nothing)' : scopeList(outcome.locks)}`,
-          refused: `refused: ${asked} is held by ${holders(outcome.conflicts)}, not you`,
-          not_found: `not locked: ${asked}`,
-        }[outcome.status];
-        return { outcome, message };
+        return { outcome, message: releaseMessage(outcome, args.all ? 'all' : list.join(' ')) };
       }),
   );
 
@@ -184,17 +154,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
           ...(args.ttl !== undefined ? { ttl: args.ttl } : {}),
           ...(args.token ? { token: args.token } : {}),
         });
-        const asked = args.scopes.join(' ');
-        const renewed = outcome.locks
-          .map((l) => (l.ttl_seconds ? `${l.scope} for ${l.ttl_seconds}s` : `${l.scope} (no TTL)`))
-          .join(', ');
-        const message = {
-          renewed: `renewed ${renewed}`,
-          expired: `expired: ${asked}; acquire it again (you get a new fence)`,
-          refused: `refused: ${asked} is held by someone else`,
-          not_found: `not locked: you hold no lock on exactly ${asked}`,
-        }[outcome.status];
-        return { outcome, message };
+        return { outcome, message: renewMessage(outcome, args.scopes.join(' ')) };
       }),
   );
 
@@ -214,14 +174,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
     (args) =>
       answer(agents, 'check', args.agent_id, async (locks) => {
         const outcome = await locks.check(args.scopes, { shared: args.shared === true });
-        const asked = args.scopes.join(' ');
-        const message = {
-          free: `free: ${asked}`,
-          mine: `yours: ${asked} (covered by ${scopeList(outcome.locks)})`,
-          held: heldBy(outcome, asked),
-          other_worktree: otherWorktree(outcome, asked),
-        }[outcome.status];
-        return { outcome, message };
+        return { outcome, message: checkMessage(outcome, args.scopes.join(' ')) };
       }),
   );
 
@@ -237,7 +190,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
     () =>
       answer(agents, 'list', undefined, async (locks) => {
         const outcome = await locks.list();
-        return { outcome, message: `${outcome.locks.length} locks`, extra: { waiting: outcome.waiting } };
+        return { outcome, message: listMessage(outcome), extra: { waiting: outcome.waiting } };
       }),
   );
 
@@ -255,7 +208,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
         const outcome = await locks.mine();
         return {
           outcome,
-          message: `${outcome.locks.length} locks of ${locks.agent.id}`,
+          message: listMessage(outcome, locks.agent.id),
           extra: { waiting: outcome.waiting },
         };
       }),
@@ -277,12 +230,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
     (args) =>
       answer(agents, 'note', args.agent_id, async (locks) => {
         const outcome = await locks.note(args.scope, args.text, args.token ? { token: args.token } : {});
-        const message = {
-          noted: `noted ${args.scope} (${outcome.locks[0]?.notes.length ?? 0} notes)`,
-          refused: `refused: ${args.scope} is held by someone else`,
-          not_found: `not locked: you hold no lock on exactly ${args.scope}; acquire it first`,
-        }[outcome.status];
-        return { outcome, message };
+        return { outcome, message: noteMessage(outcome, args.scope) };
       }),
   );
 
@@ -297,12 +245,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
     (args) =>
       answer(agents, 'resume', args.agent_id, async (locks) => {
         const outcome = await locks.resume(args.scope);
-        const message = {
-          resumed: `resumed ${outcome.locks[0]?.scope ?? args.scope} from ${outcome.conflicts[0]?.agent_id ?? '?'}: read its notes`,
-          held: heldBy(outcome, args.scope),
-          not_found: `no interrupted work on exactly ${args.scope}`,
-        }[outcome.status];
-        return { outcome, message };
+        return { outcome, message: resumeMessage(outcome, args.scope) };
       }),
   );
 
@@ -326,11 +269,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
           ids: args.ids ?? [],
         });
         const asked = [...(args.scopes ?? []), ...(args.ids ?? [])].join(' ');
-        const message =
-          outcome.status === 'broken'
-            ? `broken ${scopeList(outcome.locks)} (was held by ${holders(outcome.locks)}; recorded)`
-            : `not locked: ${asked}`;
-        return { outcome, message };
+        return { outcome, message: breakMessage(outcome, asked) };
       }),
   );
 }

@@ -6,7 +6,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import type { Answer, CliContext } from '../cli/answer.js';
+import type { Answer, CliContext } from '../answers/answer.js';
 import { Agents } from './agents.js';
 import { registerContractTools } from './contract-tools.js';
 import { registerLockTool } from './lock-tool.js';

@@ -3,9 +3,8 @@
  * library's types never reach the CLI's (a TypeScript user without @types/node compiles them).
  */
 import { spawn } from 'node:child_process';
-import type { Answer } from '../cli/answer.js';
-import type { Cli } from '../cli/run-cli.js';
-import { interruption, signalExitCode } from '../cli/waiting.js';
+import type { Answer, CliContext } from '../answers/answer.js';
+import { interruption, signalExitCode } from '../answers/interruption.js';
 import { AgentLockError } from '../core/errors.js';
 import { serveDashboard } from './dashboard.js';
 
@@ -18,7 +17,7 @@ export interface UiFlags {
 }
 
 /** `alock ui`: serves until a signal, after printing the URL (the only place the secret is shown). */
-export async function uiCommand(cli: Cli, o: UiFlags): Promise<Answer> {
+export async function uiCommand(cli: CliContext, o: UiFlags): Promise<Answer> {
   let port = 0;
   if (o.port !== undefined) {
     port = Number(o.port);

@@ -21,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CliContext } from '../../src/cli/answer.js';
+import type { CliContext } from '../../src/answers/answer.js';
 import { runCli } from '../../src/cli/run-cli.js';
 import { resolveIdentity } from '../../src/core/identity.js';
 import { ancestorChain, hostName } from '../../src/host/process.js';

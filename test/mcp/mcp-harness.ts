@@ -5,7 +5,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { CliContext } from '../../src/cli/answer.js';
+import type { CliContext } from '../../src/answers/answer.js';
 import { type Identity, resolveIdentity } from '../../src/core/identity.js';
 import { ancestorChain, hostName } from '../../src/host/process.js';
 import { type Locks, openLocks } from '../../src/locks.js';

@@ -29,6 +29,8 @@ export interface CliContext {
     readonly cwd: string;
     readonly isTTY?: boolean;
     readonly stdin?: () => Promise<string>;
+    /** Delivers SIGINT, SIGTERM and SIGHUP while subscribed (see CliIo); returns the unsubscribe. */
+    readonly onSignal?: (handler: (signal: NodeJS.Signals) => void) => () => void;
   };
   /** The program name the user typed, for messages and next steps. */
   readonly name: string;

@@ -1,6 +1,30 @@
 /** The words: how each outcome reads for people and agents. Nothing here decides anything. */
 import { type Lock, UNKNOWN_HOLDER } from '../core/lock.js';
 
+/** Each status as the first word of a text answer (JSON keeps the status itself). */
+export const STATUS_WORD: Record<string, string> = {
+  acquired: 'ACQUIRED',
+  already_mine: 'ALREADY YOURS',
+  held: 'HELD',
+  parent_scope: 'REFUSED',
+  interrupted: 'INTERRUPTED WORK',
+  released: 'RELEASED',
+  not_found: 'NOT LOCKED',
+  refused: 'REFUSED',
+  renewed: 'RENEWED',
+  expired: 'EXPIRED',
+  free: 'FREE',
+  mine: 'YOURS',
+  listed: 'LISTED',
+  noted: 'NOTED',
+  resumed: 'RESUMED',
+  broken: 'BROKEN',
+  timeout: 'TIMEOUT',
+  aborted: 'ABORTED',
+  lease_lost: 'LEASE LOST',
+  other_worktree: 'OTHER WORKTREE',
+};
+
 export interface Style {
   readonly color: boolean;
 }

@@ -1,0 +1,108 @@
+/**
+ * The contract every front end answers by: which answers of each command exit 0 and which exit 1,
+ * the exit codes, the environment and the fields of a lock. The command line's flags live with its
+ * commands (src/cli/commands); `alock contract` puts the two together.
+ */
+
+/** `run`'s exit code when its lease is lost while the command runs (EX_TEMPFAIL of sysexits.h). */
+export const LEASE_LOST_EXIT = 75;
+
+/** Each command's answers: `ok` exit 0, `fail` exit 1. */
+export const ANSWERS: Readonly<
+  Record<string, { readonly ok: readonly string[]; readonly fail: readonly string[] }>
+> = {
+  acquire: {
+    ok: ['acquired', 'already_mine'],
+    fail: ['held', 'parent_scope', 'interrupted', 'timeout', 'other_worktree'],
+  },
+  run: {
+    ok: ['ran'],
+    fail: ['held', 'parent_scope', 'interrupted', 'timeout', 'lease_lost', 'other_worktree'],
+  },
+  release: { ok: ['released'], fail: ['not_found', 'refused'] },
+  'release-all': { ok: ['released'], fail: [] },
+  renew: { ok: ['renewed'], fail: ['expired', 'not_found', 'refused'] },
+  check: { ok: ['free', 'mine'], fail: ['held', 'other_worktree'] },
+  list: { ok: ['listed'], fail: [] },
+  mine: { ok: ['listed'], fail: [] },
+  conflicts: { ok: ['clear'], fail: ['conflicting'] },
+  note: { ok: ['noted'], fail: ['not_found', 'refused'] },
+  resume: { ok: ['resumed'], fail: ['not_found', 'held'] },
+  break: { ok: ['broken'], fail: ['not_found'] },
+  log: { ok: ['listed'], fail: [] },
+  watch: { ok: ['listed'], fail: [] },
+  ui: { ok: [], fail: [] },
+  explain: { ok: ['disjoint'], fail: ['conflict'] },
+  whoami: { ok: ['identified'], fail: [] },
+  version: { ok: ['version'], fail: [] },
+  help: { ok: ['help'], fail: [] },
+  contract: { ok: ['contract'], fail: [] },
+  completion: { ok: ['completion'], fail: [] },
+  mcp: { ok: ['served'], fail: [] },
+  skill: { ok: ['installed', 'unchanged', 'path'], fail: [] },
+  hooks: { ok: ['installed', 'unchanged', 'uninstalled', 'absent', 'allowed', 'denied'], fail: [] },
+  guard: { ok: ['clear', 'warned'], fail: ['held'] },
+  doctor: { ok: ['healthy'], fail: ['findings'] },
+  repair: { ok: ['repaired', 'clean'], fail: [] },
+  init: { ok: ['initialized'], fail: [] },
+};
+
+export const EXIT_CODES = {
+  0: "the answer you hoped for (see each command's ok answers)",
+  1: 'a refusal or miss (held, not_found, refused, expired, parent_scope, interrupted, other_worktree; conflicts: conflicting)',
+  2: 'an error: bad usage, invalid scope, scope outside the tree, bad environment value, backend mismatch or unreachable, unreadable store',
+  75: 'run: the lease was lost while the command ran (broken, expired, or the store unreachable past its deadline); the command got SIGTERM, then SIGKILL 5 s later',
+  130: 'interrupted (Ctrl-C); a wait interrupted by SIGTERM exits 143, by SIGHUP 129, and leaves no place in line',
+  run: "the command's own exit code (128+N when a signal N killed it); -E CODE (default 1) when the lock could not be had; 126 the command cannot be run, 127 not found",
+} as const;
+
+export const ENVIRONMENT = [
+  'AGENT_ID',
+  'AGENT_PARENT_ID',
+  'AGENT_LOCK_DIR',
+  'AGENT_LOCK_TREE',
+  'AGENT_LOCK_BACKEND',
+  'AGENT_LOCK_REDIS_URL',
+  'REDIS_URL',
+  'AGENT_LOCK_STALE_MINUTES',
+  'AGENT_LOCK_TTL_SECONDS',
+  'AGENT_LOCK_MUTEX_TIMEOUT',
+  'AGENT_LOCK_WORKTREES',
+] as const;
+
+export const LOCK_FIELDS = [
+  'id',
+  'scope',
+  'kind',
+  'mode',
+  'agent_id',
+  'parent_agent_id',
+  'intent',
+  'tree',
+  'host',
+  'pid',
+  'started',
+  'created_at',
+  'updated_at',
+  'expires_at',
+  'ttl_seconds',
+  'status',
+  'fence',
+  'frozen_paths',
+  'notes',
+  'stale',
+  'token',
+  'worktree',
+  'branch',
+] as const;
+
+/** Codes of the envelope's `warnings`: told beside an answer, never changing its status or exit code. */
+export const WARNING_CODES = {
+  W_OTHER_WORKTREE:
+    'a path lock overlaps one held in another worktree of the same repository: a merge conflict is likely (fields: scope, worktree, branch, agent_id, intent, lock); AGENT_LOCK_WORKTREES=block makes it the answer other_worktree (exit 1), off silences it',
+} as const;
+
+export function exitCodeFor(command: string, status: string): number {
+  if (ANSWERS[command]?.fail.includes(status)) return 1;
+  return 0;
+}

@@ -1,0 +1,39 @@
+import { breakMessage } from '../../answers/messages.js';
+import { quoteArg } from '../../answers/render.js';
+import { defineCommand } from '../command.js';
+import type { Cli } from '../context.js';
+
+async function breakLocks(cli: Cli, scopes: string[], opts: { reason?: string; id?: string[] }) {
+  const locks = await cli.open();
+  const outcome = await locks.breakLock(scopes, {
+    ...(opts.reason !== undefined ? { reason: opts.reason } : {}),
+    ids: opts.id ?? [],
+  });
+  const asked = [...scopes.map(quoteArg), ...(opts.id ?? []).map((id) => `--id ${id}`)].join(' ');
+  if (outcome.status === 'broken') {
+    const from = [...new Set(outcome.locks.map((l) => l.agent_id))].join(', ');
+    return cli.answer(
+      'break',
+      outcome,
+      [cli.head('broken', `${cli.scopes(outcome.locks)} (was held by ${from}; recorded)`)],
+      breakMessage(outcome, asked),
+    );
+  }
+  return cli.answer(
+    'break',
+    outcome,
+    [cli.head('not_found', `${asked}: no lock on exactly this scope`)],
+    breakMessage(outcome, asked),
+  );
+}
+
+export const breakCommand = defineCommand({
+  name: 'break',
+  args: '[scope...]',
+  summary: 'remove any lock, whoever holds it (recorded)',
+  flags: [
+    { flags: '--reason <text>', description: 'why, for the record' },
+    { flags: '--id <id...>', description: 'break by lock id (for unreadable records)' },
+  ],
+  run: (cli, scopes: string[], o) => breakLocks(cli, scopes, o),
+});

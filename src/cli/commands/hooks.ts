@@ -1,0 +1,17 @@
+import { defineCommand } from '../command.js';
+
+export const hooksCommand = defineCommand({
+  name: 'hooks',
+  args: '<action>',
+  summary:
+    'install or uninstall agent or git hooks, or run a hook: <harness>-pre-tool-use for claude, codex, gemini, cursor, opencode, copilot, cline',
+  flags: [
+    {
+      flags: '--for <agent>',
+      description: 'claude, codex, gemini, cursor, opencode, copilot, cline (comma-separated), or all',
+    },
+    { flags: '--git', description: 'a git pre-commit guard' },
+  ],
+  run: async (cli, action: string, o) =>
+    (await import('../../integrations/hooks.js')).hooksCommand(cli, action, o),
+});
