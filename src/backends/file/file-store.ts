@@ -226,6 +226,9 @@ export class FileStore implements Backend {
         if (isEmpty(changes, state)) return result;
       }
     }
+    // Catch up with what others appended before taking the mutex: under it, only what lands in
+    // the meantime is read and parsed, which keeps the critical section short when many decide.
+    this.peek();
     await this.mutex.lock();
     let wake: readonly string[] | undefined;
     // From here to unlock everything is synchronous: no other decision of this process can interleave.
@@ -514,8 +517,12 @@ export class FileStore implements Backend {
     try {
       const stat = lstatSync(this.logPath);
       if (!stat.isFile() || stat.ino !== cache.ino || stat.size < cache.size) return null;
-      if (stat.size > cache.size)
+      if (stat.size > cache.size) {
         this.applyBytes(cache, readRange(cache.fd, cache.size, stat.size), cache.size, false);
+        // Read to the end as stat saw it: sync() then knows this state is the log's (as after its
+        // own catch-up), rather than reading the whole log again for an mtime it has not seen.
+        if (cache.size === stat.size) cache.mtime = stat.mtimeMs;
+      }
       return cache;
     } catch {
       return null;
