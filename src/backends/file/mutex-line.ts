@@ -28,8 +28,8 @@ import { createExclusive, readPrivateOrNull } from './safe-fs.js';
 const WAITER_NAME = /^[0-9a-z]{10}\.[0-9a-z]+\.\d+\.[0-9a-f]+$/;
 
 /** First timed retry of a waiter nobody woke; it doubles up to the last. */
-export const FALLBACK_FIRST_MS = 20;
-export const FALLBACK_LAST_MS = 200;
+export const FALLBACK_FIRST_MS = 10;
+export const FALLBACK_LAST_MS = 100;
 
 /** How a waiter came to try the mutex again: counted for the test that wake-ups do the work. */
 export interface LineStats {

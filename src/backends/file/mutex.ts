@@ -94,7 +94,8 @@ export class FileMutex {
       }
       if (code !== 'EEXIST') throw error;
     }
-    if (inspect) this.inspectHolder();
+    // A dead owner's mutex just taken over: try at once (nobody else was woken by the takeover).
+    if (inspect && this.inspectHolder()) return this.tryLock(false);
     return false;
   }
 
@@ -124,10 +125,13 @@ export class FileMutex {
     // Wait in line (mutex-line.ts): woken by the release, with a slow timed retry as the fallback.
     const deadline = Date.now() + this.timeoutMs;
     const inLine = this.line.join();
-    let pause = inLine ? this.fallback.firstMs : 1;
+    const first = inLine ? this.fallback.firstMs : 1;
+    const last = inLine ? this.fallback.lastMs : 1;
+    let pause = first;
+    let inspect = false;
     try {
       // Tried once more after joining: a release just before we joined woke nobody.
-      while (!this.tryLock(false)) {
+      while (!this.tryLock(inspect)) {
         if (Date.now() > deadline) {
           const owner = parseOwner(readPrivate(this.mutexPath));
           const who =
@@ -139,11 +143,10 @@ export class FileMutex {
           );
         }
         const woken = await this.line.wait(Math.min(pause, Math.max(1, deadline - Date.now())));
-        // Nobody woke us: the holder may be dead (it never lets go), look at it.
-        if (!woken) {
-          if (this.tryLock(true)) return;
-          pause = Math.min(pause * 2, inLine ? this.fallback.lastMs : 1);
-        }
+        // Nobody woke us: the holder may be dead (it never lets go), so look at it. Woken: the
+        // mutex is changing hands, and the next silence starts short again.
+        inspect = !woken;
+        pause = woken ? first : Math.min(pause * 2, last);
       }
     } finally {
       this.line.leave();
@@ -213,18 +216,20 @@ export class FileMutex {
     }
   }
 
-  private inspectHolder(): void {
+  /** True when the holder was found dead and its mutex taken over (removed). */
+  private inspectHolder(): boolean {
     const owner = parseOwner(readPrivate(this.mutexPath));
-    if (owner === 'missing') return;
+    if (owner === 'missing') return false;
     if (owner === null) {
       try {
-        if (Date.now() - lstatSync(this.mutexPath).mtimeMs > GARBAGE_OWNER_MS) this.steal(null);
+        if (Date.now() - lstatSync(this.mutexPath).mtimeMs > GARBAGE_OWNER_MS) return this.steal(null);
       } catch {
         // Gone meanwhile.
       }
-      return;
+      return false;
     }
-    if (owner.host === this.me.host && !this.processAlive(owner.pid, owner.started)) this.steal(owner);
+    if (owner.host === this.me.host && !this.processAlive(owner.pid, owner.started)) return this.steal(owner);
+    return false;
   }
 
   /**
@@ -234,13 +239,13 @@ export class FileMutex {
    * mutex aside and linking it back when the guess was wrong left a gap in which a third process
    * could take the mutex alongside a live owner.)
    */
-  private steal(dead: OwnerInfo | null): void {
+  private steal(dead: OwnerInfo | null): boolean {
     const guard = path.join(this.dir, 'mutex.takeover');
     try {
       linkSync(this.ownerPath, guard);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') this.clearAbandonedGuard(guard);
-      return;
+      return false;
     }
     try {
       const current = parseOwner(readPrivate(this.mutexPath));
@@ -248,7 +253,7 @@ export class FileMutex {
         dead === null
           ? current === null
           : current !== null && current !== 'missing' && current.nonce === dead.nonce;
-      if (!same) return;
+      if (!same) return false;
       // A taker paused for longer than the guard lasts may have been overtaken: the repair checks,
       // just before it writes, that the guard is still ours and the mutex still the dead owner's.
       this.onTakeover(() => {
@@ -269,6 +274,7 @@ export class FileMutex {
         }
       }
       this.sweepDeadOwners();
+      return true;
     } finally {
       try {
         if (lstatSync(guard).ino === this.ownerIno) unlinkSync(guard);
