@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Decided, StoreEvent, StoreState } from '../core/decide.js';
 
 export type BackendKind = 'memory' | 'file' | 'redis';
@@ -78,39 +77,5 @@ export interface Backend {
   close(): Promise<void>;
 }
 
-const waiterTags = new Map<string, string>();
-
-/**
- * A waiter key (core/decide waiterKey) as a short name safe for files and channels. Every commit
- * that hands a lock over names its waiters: the hashes of the few seen lately are kept.
- */
-export function waiterTag(waiter: string): string {
-  let tag = waiterTags.get(waiter);
-  if (tag === undefined) {
-    tag = createHash('sha256').update(waiter).digest('base64url').slice(0, 22);
-    if (waiterTags.size >= 256) waiterTags.clear();
-    waiterTags.set(waiter, tag);
-  }
-  return tag;
-}
-
-/** Calls each listener (a copy of the set: one may remove itself); a listener's failure is its own. */
-export function tell(listeners: Iterable<WatchListener>, touched: readonly string[] | null): void {
-  for (const listener of [...listeners]) {
-    try {
-      listener(touched);
-    } catch {
-      // It must not reach the store, the connection or the other listeners.
-    }
-  }
-}
-
-/** The stopper a watch answers: takes `listener` out of `listeners`, the first time it is called. */
-export function stopper(listeners: Set<WatchListener>, listener: WatchListener): () => Promise<void> {
-  let listening = true;
-  return async () => {
-    if (!listening) return;
-    listening = false;
-    listeners.delete(listener);
-  };
-}
+// The listener helpers live with what the stores share; kept here too for the Redis store's imports.
+export { stopper, tell, waiterTag } from './shared/listeners.js';

@@ -21,7 +21,7 @@ import {
   waiterKey,
 } from '../../src/core/decide.js';
 import type { LockRecord } from '../../src/core/lock.js';
-import { applyChanges } from '../../src/backends/memory/memory-store.js';
+import { applyChanges } from '../../src/backends/shared/state.js';
 import { scopeFromPattern } from '../../src/core/scope.js';
 
 const HOST = 'host-1';

@@ -3,7 +3,7 @@
  * repository is read from the records alone (their checkout and host). No store, no disk, no git.
  */
 import { describe, expect, it } from 'vitest';
-import { applyChanges } from '../../src/backends/memory/memory-store.js';
+import { applyChanges } from '../../src/backends/shared/state.js';
 import {
   type AcquireRequest,
   type Caller,

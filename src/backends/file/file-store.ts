@@ -14,47 +14,31 @@
  * first appends them to `events.log` (skipping any a crashed compaction moved already), then
  * rotates that to `events.1.log` once it holds EVENTS_KEPT events and EVENTS_ROTATE_BYTES: the
  * history keeps at least the last EVENTS_KEPT events, and at most about twice that.
+ *
+ * Beside this file, by concern: log.ts reads the log into the cached state (and its events),
+ * mutex.ts and mutex-line.ts are the store mutex and its line of waiters, wake-ups.ts wakes the
+ * processes waiting in line for a lock, watch.ts tells watchers of commits, and log-damage.ts
+ * judges and keeps aside what cannot be read.
  */
-import {
-  closeSync,
-  existsSync,
-  type FSWatcher,
-  fstatSync,
-  lstatSync,
-  lutimesSync,
-  readdirSync,
-  realpathSync,
-  renameSync,
-  truncateSync,
-  unlinkSync,
-  watch,
-} from 'node:fs';
+import { closeSync, fstatSync, lstatSync, truncateSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
-import type { Changes, Decided, StoreEvent, StoreState, Tombstone } from '../../core/decide.js';
+import type { Changes, Decided, StoreEvent, StoreState } from '../../core/decide.js';
 import { isEmpty } from '../../core/decide.js';
-import { EVENTS_KEPT, readEvent } from '../../core/events.js';
 import { AgentLockError } from '../../core/errors.js';
-import type { Holder, LockRecord } from '../../core/lock.js';
-import { isLockRecord, unreadableRecord } from '../../core/lock.js';
-import { makeDirs } from '../../host/make-dirs.js';
+import type { Holder } from '../../core/lock.js';
+import type { Backend, RepairReport, TransactOptions, WatchListener } from '../backend.js';
+import type { NumberedEvent } from '../shared/events.js';
+import { applyChanges, fenceFromClock } from '../shared/state.js';
 import {
-  type Backend,
-  type RepairReport,
-  stopper,
-  type TransactOptions,
-  tell,
-  type WatchListener,
-  waiterTag,
-} from '../backend.js';
-import { applyChanges } from '../memory/memory-store.js';
-import {
-  checkLogStart,
-  cutTornTail,
-  damaged,
-  keepAside,
-  logStartDamage,
-  looksLikeTornCommit,
-} from './log-damage.js';
+  type Cache,
+  type LogReading,
+  applyBytes,
+  eventLines,
+  lastNumber,
+  logEvents,
+  moveEvents,
+} from './log.js';
+import { checkLogStart, cutTornTail, damaged, keepAside, logStartDamage } from './log-damage.js';
 import { FileMutex } from './mutex.js';
 import {
   openAppend,
@@ -65,6 +49,8 @@ import {
   writeAll,
   writeAtomic,
 } from './safe-fs.js';
+import { openWakeFiles, WakeFiles } from './wake-ups.js';
+import { watchLog } from './watch.js';
 
 export interface FileStoreOptions {
   readonly dir: string;
@@ -85,81 +71,10 @@ export interface FileStoreOptions {
   readonly logExpected?: boolean;
 }
 
-interface Cache {
-  /**
-   * Read handle on the log this cache was built from. Holding it open pins the inode: a replaced
-   * log's inode number cannot be reused while we hold the old one, so `ino` equal to the path's
-   * inode really means the same file (write-aside plus rename alternates two numbers on ext4).
-   */
-  fd: number;
-  ino: number;
-  size: number;
-  /**
-   * The log's mtime when the cache last matched it: a log rewritten in place to the same size (by
-   * hand, by a tool) is read again, not answered from the cache.
-   */
-  mtime: number;
-  /** Size of the snapshot line the log starts with: compaction is due when the log outgrows it. */
-  snapshotBytes: number;
-  lines: number;
-  locks: Map<string, LockRecord>;
-  fence: number;
-  tombstones: Tombstone[];
-  /** Lines that could not be read were applied (as `<unknown>` locks): keep the log at compaction. */
-  damaged: boolean;
-  /** The number of the last event recorded (in this log or moved to events.log before it). */
-  eventSeq: number;
-  /** Events in this log's lines (not yet moved to events.log), each with its number `n`. */
-  pending: NumberedEvent[];
-}
-
-type NumberedEvent = StoreEvent & { readonly n: number };
-
-/** events.log is rotated once it holds EVENTS_KEPT events and at least this many bytes. */
-const EVENTS_ROTATE_BYTES = 4 << 20;
-
 const COMPACT_AFTER_LINES = 512;
-/**
- * fs.watch misses changes on some file systems (network mounts, some containers) and may not be
- * available at all, so watchers also compare the log's inode, size and mtime this often.
- */
-const WATCH_POLL_MS = 100;
 const COMPACT_AFTER_BYTES = 1 << 20;
-const NEWLINE = 0x0a;
 const openMutexes = new Set<FileMutex>();
-/** Wake files of this process's handles: removed on the way out. */
-const openWakeFiles = new Set<string>();
 let exitHookInstalled = false;
-
-/** A waiter's wake file: its pid first, so that a sweep can tell the files of dead processes. */
-function wakeName(waiter: string): string {
-  const pid = waiter.split('|')[1] ?? '0';
-  return `${pid}-${waiterTag(waiter)}`;
-}
-
-/** The names wakeName() gives: nothing else under wake/ is ever removed by a sweep. */
-const WAKE_NAME = /^\d+-[A-Za-z0-9_-]{22}$/;
-
-/** Creates (or re-creates) a wake file, naming its waiter so that a sweep can judge it. */
-function writeWakeFile(file: string, waiter: string): void {
-  const fd = openAppend(file, true);
-  try {
-    if (fstatSync(fd).size === 0) writeAll(fd, Buffer.from(waiter));
-  } finally {
-    closeSync(fd);
-  }
-}
-
-interface WakeWatch {
-  readonly listeners: Set<WatchListener>;
-  /** Handles of this process using it: the last to close removes the file. */
-  handles: number;
-  /** Makes the file again (it was removed under us) and watches the new one. */
-  renew(): void;
-  close(): void;
-}
-/** Wake file path -> its watch, shared by the handles of this process (one waiter key each). */
-const wakeWatches = new Map<string, WakeWatch>();
 
 function isMissing(error: unknown): boolean {
   return (error as NodeJS.ErrnoException).code === 'ENOENT';
@@ -169,6 +84,8 @@ export class FileStore implements Backend {
   readonly kind = 'file' as const;
   readonly location: string;
   private readonly logPath: string;
+  /** What log.ts needs to read the log: where it is and the store's clock. */
+  private readonly reading: LogReading;
   private readonly eventsPath: string;
   private readonly oldEventsPath: string;
   private readonly mutex: FileMutex;
@@ -176,17 +93,15 @@ export class FileStore implements Backend {
   private appendFd: number | null = null;
   private appendIno = -1;
   private closed = false;
-  private readonly wakeDir: string;
-  /** Wake files this handle uses (see wakeWatches). */
-  private readonly wakes = new Set<string>();
-  private wakeReal: string | null = null;
+  private readonly wakeFiles: WakeFiles;
 
   constructor(private readonly options: FileStoreOptions) {
     this.location = options.dir;
     this.logPath = path.join(options.dir, 'locks.log');
+    this.reading = { logPath: this.logPath, now: options.now };
     this.eventsPath = path.join(options.dir, 'events.log');
     this.oldEventsPath = path.join(options.dir, 'events.1.log');
-    this.wakeDir = path.join(options.dir, 'wake');
+    this.wakeFiles = new WakeFiles(options.dir, options.self.host, options.processAlive);
     // A takeover from a dead owner cuts the commit it left half-written, before anyone else is let in.
     this.mutex = new FileMutex(
       options.dir,
@@ -226,6 +141,9 @@ export class FileStore implements Backend {
         if (isEmpty(changes, state)) return result;
       }
     }
+    // Catch up with what others appended before taking the mutex: under it, only what lands in
+    // the meantime is read and parsed, which keeps the critical section short when many decide.
+    this.peek();
     await this.mutex.lock();
     let wake: readonly string[] | undefined;
     // From here to unlock everything is synchronous: no other decision of this process can interleave.
@@ -244,138 +162,14 @@ export class FileStore implements Backend {
       return result;
     } finally {
       this.mutex.unlock();
-      if (wake) this.wakeUp(wake);
+      if (wake) this.wakeFiles.wakeUp(wake);
     }
   }
 
-  /** Touches the wake files of the waiters a commit names (a missing one is a waiter gone). */
-  private wakeUp(waiters: readonly string[]): void {
-    const now = new Date();
-    for (const waiter of waiters) {
-      try {
-        lutimesSync(path.join(this.wakeDir, wakeName(waiter)), now, now);
-      } catch {
-        // Best effort: the waiter also polls.
-      }
-    }
-  }
-
-  /**
-   * A waiter watches a file of its own under wake/ (fs.watch, with a stat poll for file systems
-   * where that sees nothing), which the commits that name it touch. One per process and handle,
-   * kept until close().
-   */
+  /** A waiter watches a file of its own (wake-ups.ts), which the commits that name it touch. */
   async watchWaiter(waiter: string, listener: WatchListener): Promise<() => Promise<void>> {
     if (this.closed) throw new AgentLockError('E_CLOSED', 'this store handle is closed');
-    const file = this.wakeFile(waiter);
-    let wake = wakeWatches.get(file);
-    if (!wake) {
-      wake = this.openWake(file, waiter);
-      wakeWatches.set(file, wake);
-    } else if (!existsSync(file)) {
-      // Removed under us (someone cleaned the folder): make it again.
-      this.ensureWakeDir();
-      wake.renew();
-    }
-    if (!this.wakes.has(file)) {
-      this.wakes.add(file);
-      wake.handles += 1;
-    }
-    wake.listeners.add(listener);
-    return stopper(wake.listeners, listener);
-  }
-
-  /**
-   * The wake file of a waiter, by the real path of the folder (found once per handle): two
-   * spellings of one store folder in one process share one watch.
-   */
-  private wakeFile(waiter: string): string {
-    if (this.wakeReal === null) {
-      this.ensureWakeDir();
-      this.wakeReal = realpathSync.native(this.wakeDir);
-    }
-    return path.join(this.wakeReal, wakeName(waiter));
-  }
-
-  /** Makes the wake folder; a symlink in its place is refused (the waiter then relies on its poll). */
-  private ensureWakeDir(): void {
-    makeDirs(this.wakeDir, 0o700);
-    if (lstatSync(this.wakeDir).isSymbolicLink()) {
-      throw new AgentLockError('E_STORE_UNSAFE', `${this.wakeDir} is a symlink, not a folder`, {
-        hint: 'remove it; the store makes a real one',
-      });
-    }
-  }
-
-  private openWake(file: string, waiter: string): WakeWatch {
-    writeWakeFile(file, waiter);
-    openWakeFiles.add(file);
-    const listeners = new Set<WatchListener>();
-    let queued = false;
-    const fire = () => {
-      if (queued) return;
-      queued = true;
-      setImmediate(() => {
-        queued = false;
-        tell(listeners, null);
-      });
-    };
-    const arm = () =>
-      watchWithPoll(
-        file,
-        () => true,
-        () => statStamp(file),
-        fire,
-      );
-    let stop = arm();
-    return {
-      listeners,
-      handles: 0,
-      renew: () => {
-        // The watch followed the old file: watch the new one.
-        writeWakeFile(file, waiter);
-        stop();
-        stop = arm();
-      },
-      close: () => {
-        wakeWatches.delete(file);
-        stop();
-        listeners.clear();
-        openWakeFiles.delete(file);
-        try {
-          unlinkSync(file);
-        } catch {
-          // Gone already.
-        }
-      },
-    };
-  }
-
-  /**
-   * Removes the wake files of processes that are gone (killed before they could): only files of
-   * our own naming in a real folder, each judged by the waiter it names (host, pid, start stamp).
-   */
-  private sweepWakeFiles(): void {
-    let names: string[];
-    try {
-      if (!lstatSync(this.wakeDir).isDirectory()) return;
-      names = readdirSync(this.wakeDir);
-    } catch {
-      return;
-    }
-    const host = this.options.self.host;
-    for (const name of names) {
-      if (!WAKE_NAME.test(name)) continue;
-      const file = path.join(this.wakeDir, name);
-      const [waiterHost, pid, started] = (readPrivateOrNull(file)?.toString('utf8') ?? '').split('|');
-      if (waiterHost !== host || pid === undefined || started === undefined) continue;
-      if (this.options.processAlive(Number(pid), started)) continue;
-      try {
-        unlinkSync(file);
-      } catch {
-        // Someone else swept it.
-      }
-    }
+    return this.wakeFiles.watch(waiter, listener);
   }
 
   /**
@@ -401,91 +195,11 @@ export class FileStore implements Backend {
   }
 
   /**
-   * Every commit appends to `locks.log` (or renames a compacted one over it): an fs.watch on the
-   * store folder sees both, and a stat poll catches what it misses. Calls are coalesced.
+   * Every commit appends to `locks.log` (or renames a compacted one over it): watch.ts sees both.
    */
   async watch(listener: WatchListener): Promise<() => Promise<void>> {
     if (this.closed) throw new AgentLockError('E_CLOSED', 'this store handle is closed');
-    let on = true;
-    let queued = false;
-    const tail = this.logTail();
-    const fire = () => {
-      if (!on || queued) return;
-      queued = true;
-      setImmediate(() => {
-        queued = false;
-        if (!on) return;
-        try {
-          listener(tail());
-        } catch {
-          // A watcher's failure is its own; it must never surface from a timer.
-        }
-      });
-    };
-    const stop = watchWithPoll(
-      this.location,
-      (name) => name === null || name === 'locks.log',
-      () => statStamp(this.logPath),
-      fire,
-    );
-    return async () => {
-      on = false;
-      stop();
-    };
-  }
-
-  /**
-   * What the decisions appended since the last call touched: the ids their lines put or delete,
-   * read without the mutex (a line is appended whole by one write; a partial last line waits for
-   * the next call). Null when that cannot be told: the log was compacted or replaced.
-   */
-  private logTail(): () => string[] | null {
-    let ino = -1;
-    let offset = 0;
-    const reset = () => {
-      try {
-        const stat = lstatSync(this.logPath);
-        ino = stat.ino;
-        offset = stat.size;
-      } catch {
-        ino = -1;
-      }
-    };
-    reset();
-    return () => {
-      let fd: number;
-      try {
-        fd = openRead(this.logPath);
-      } catch {
-        ino = -1;
-        return null;
-      }
-      try {
-        const stat = fstatSync(fd);
-        if (stat.ino !== ino || stat.size < offset) {
-          ino = stat.ino;
-          offset = stat.size;
-          return null;
-        }
-        const bytes = readRange(fd, offset, stat.size);
-        const end = bytes.lastIndexOf(NEWLINE) + 1;
-        offset += end;
-        const touched: string[] = [];
-        for (const line of bytes.subarray(0, end).toString('utf8').split('\n')) {
-          if (line === '') continue;
-          const entry = JSON.parse(line) as { t?: string; put?: { id: string }[]; del?: string[] };
-          if (entry.t !== 'tx' || !Array.isArray(entry.put) || !Array.isArray(entry.del)) return null;
-          for (const record of entry.put) touched.push(record.id);
-          touched.push(...entry.del);
-        }
-        return touched;
-      } catch {
-        reset();
-        return null;
-      } finally {
-        closeSync(fd);
-      }
-    };
+    return watchLog(this.location, this.logPath, listener);
   }
 
   async close(): Promise<void> {
@@ -494,11 +208,7 @@ export class FileStore implements Backend {
     if (this.appendFd !== null) closeSync(this.appendFd);
     this.appendFd = null;
     this.dropCache();
-    for (const file of this.wakes) {
-      const wake = wakeWatches.get(file);
-      if (wake && --wake.handles === 0) wake.close();
-    }
-    this.wakes.clear();
+    this.wakeFiles.close();
     this.mutex.dispose();
     openMutexes.delete(this.mutex);
   }
@@ -514,8 +224,12 @@ export class FileStore implements Backend {
     try {
       const stat = lstatSync(this.logPath);
       if (!stat.isFile() || stat.ino !== cache.ino || stat.size < cache.size) return null;
-      if (stat.size > cache.size)
-        this.applyBytes(cache, readRange(cache.fd, cache.size, stat.size), cache.size, false);
+      if (stat.size > cache.size) {
+        applyBytes(this.reading, cache, readRange(cache.fd, cache.size, stat.size), cache.size, false);
+        // Read to the end as stat saw it: sync() then knows this state is the log's (as after its
+        // own catch-up), rather than reading the whole log again for an mtime it has not seen.
+        if (cache.size === stat.size) cache.mtime = stat.mtimeMs;
+      }
       return cache;
     } catch {
       return null;
@@ -543,7 +257,7 @@ export class FileStore implements Backend {
     if (cache !== null && cache.ino === stat.ino) {
       if (stat.size === cache.size && stat.mtimeMs === cache.mtime) return cache;
       if (stat.size > cache.size) {
-        this.applyBytes(cache, readRange(cache.fd, cache.size, stat.size), cache.size);
+        applyBytes(this.reading, cache, readRange(cache.fd, cache.size, stat.size), cache.size);
         cache.mtime = stat.mtimeMs;
         return cache;
       }
@@ -577,7 +291,7 @@ export class FileStore implements Backend {
         eventSeq: this.cache?.eventSeq ?? 0,
         pending: [],
       };
-      this.applyBytes(cache, bytes, 0);
+      applyBytes(this.reading, cache, bytes, 0);
       // A log from before events were numbered (or one lost): go on from the last number moved.
       if (cache.eventSeq === 0) cache.eventSeq = lastNumber(readPrivateOrNull(this.eventsPath));
       this.dropCache();
@@ -594,91 +308,10 @@ export class FileStore implements Backend {
     this.cache = null;
   }
 
-  /** Applies complete lines; a torn last line (its writer died mid-write) is cut off. */
-  private applyBytes(cache: Cache, bytes: Buffer, offset: number, repair = true): void {
-    const end = bytes.lastIndexOf(NEWLINE) + 1;
-    let start = 0;
-    while (start < end) {
-      const stop = bytes.indexOf(NEWLINE, start);
-      this.applyLine(cache, bytes.subarray(start, stop).toString('utf8'), offset + start);
-      cache.lines += 1;
-      start = stop + 1;
-    }
-    cache.size = offset + end;
-    // Without the mutex a partial last line may be a write in progress. Under it, it is damage: the
-    // taker of a dead writer's mutex cuts that writer's torn commit before anyone else gets in.
-    if (repair && end < bytes.length) {
-      const tail = bytes.subarray(end);
-      throw damaged(
-        this.logPath,
-        looksLikeTornCommit(tail)
-          ? 'ends in a partial commit that no crashed writer left (cut short)'
-          : 'ends in bytes that are no commit (overwritten)',
-      );
-    }
-  }
-
-  private applyLine(cache: Cache, line: string, offset: number): void {
-    const now = this.options.now();
-    let entry: Record<string, unknown>;
-    try {
-      entry = JSON.parse(line) as Record<string, unknown>;
-      if (typeof entry !== 'object' || entry === null || typeof entry.fence !== 'number')
-        throw new Error('shape');
-      // Only these two shapes are ever written: a snapshot as the log's first line, commits after
-      // it. Anything else (a snapshot further down would wipe every lock before it) is damage.
-      const snapshot = entry.t === 'snap' && offset === 0 && Array.isArray(entry.locks);
-      const commit =
-        entry.t === 'tx' &&
-        Array.isArray(entry.put) &&
-        Array.isArray(entry.del) &&
-        (entry.del as unknown[]).every((id) => typeof id === 'string');
-      if (!snapshot && !commit) throw new Error('shape');
-    } catch {
-      // We cannot know what this line granted: fail closed until someone breaks it. Nor which fence
-      // it took (a lost snapshot even took the counter), so fences restart from the clock, above
-      // anything granted before: the next grant must not reuse the fence of the grant we lost.
-      const id = `corrupt-${offset}`;
-      cache.locks.set(id, unreadableRecord(id, now));
-      cache.fence = Math.max(cache.fence, now * 1000);
-      cache.damaged = true;
-      return;
-    }
-    const records = (list: unknown, from: string): LockRecord[] =>
-      (Array.isArray(list) ? list : []).map((value, i) => {
-        if (isLockRecord(value)) return value;
-        cache.damaged = true;
-        const id =
-          typeof (value as { id?: unknown })?.id === 'string' ? (value as { id: string }).id : `${from}-${i}`;
-        return unreadableRecord(id, now);
-      });
-    if (entry.t === 'snap') {
-      cache.snapshotBytes = Buffer.byteLength(line) + 1;
-      cache.locks = new Map(records(entry.locks, `corrupt-${offset}`).map((r) => [r.id, r]));
-      cache.fence = Math.max(cache.fence, entry.fence as number);
-      cache.tombstones = Array.isArray(entry.tomb) ? (entry.tomb as Tombstone[]) : [];
-      cache.lines = 0;
-      if (typeof entry.evn === 'number') cache.eventSeq = Math.max(cache.eventSeq, entry.evn);
-      cache.pending = [];
-      return;
-    }
-    for (const event of numbered(entry.ev)) {
-      cache.pending.push(event);
-      cache.eventSeq = Math.max(cache.eventSeq, event.n);
-    }
-    const tomb = Array.isArray(entry.tomb) ? (entry.tomb as Tombstone[]) : null;
-    applyChanges(cache, {
-      put: records(entry.put, `corrupt-${offset}`),
-      del: Array.isArray(entry.del) ? (entry.del as string[]).filter((id) => typeof id === 'string') : [],
-      fence: entry.fence as number,
-      tombstones: tomb,
-    });
-  }
-
   private createLog(): Cache {
     // A log that vanished while the store existed must not restart fences at 1: seed from the clock
     // (microseconds), which exceeds every counter that grew by less than one grant per microsecond.
-    const fence = this.cache?.fence ?? (this.options.fresh ? 0 : this.options.now() * 1000);
+    const fence = this.cache?.fence ?? (this.options.fresh ? 0 : fenceFromClock(this.options.now()));
     const snapshot = `${JSON.stringify({ t: 'snap', fence, locks: [], tomb: [] })}\n`;
     writeAtomic(this.logPath, snapshot);
     return this.reload();
@@ -767,7 +400,7 @@ export class FileStore implements Backend {
         eventSeq: lastNumber(readPrivateOrNull(this.eventsPath)),
         pending: [],
       };
-      this.applyBytes(cache, data, 0, false);
+      applyBytes(this.reading, cache, data, 0, false);
       if (cache.size < data.length && start === null) damage.push(`${this.logPath} ends in a partial line`);
       const unreadable = [...cache.locks.values()].filter((record) => record.unreadable === true);
       if (unreadable.length > 0) damage.push(`${unreadable.length} record(s) cannot be read`);
@@ -775,9 +408,9 @@ export class FileStore implements Backend {
       for (const record of unreadable) cache.locks.delete(record.id);
       const keptAt = data.length > 0 ? [keepAside(this.location, this.logPath, now)] : [];
       // Whatever the damage hid may have taken fences: go on from the clock, above all of them.
-      const fence = Math.max(cache.fence, now * 1000);
+      const fence = Math.max(cache.fence, fenceFromClock(now));
       // The readable lines' events go to events.log first, as at a compaction.
-      this.moveEvents(cache.pending);
+      moveEvents(this.eventsPath, this.oldEventsPath, cache.pending);
       writeAtomic(
         this.logPath,
         `${JSON.stringify({ t: 'snap', fence, locks: [...cache.locks.values()], tomb: cache.tombstones, evn: cache.eventSeq })}\n`,
@@ -797,7 +430,7 @@ export class FileStore implements Backend {
     }
     // The events leave this log for events.log before the snapshot replaces it: a crash between
     // the two leaves them in both, and the next compaction skips the ones events.log has.
-    this.moveEvents(cache.pending);
+    moveEvents(this.eventsPath, this.oldEventsPath, cache.pending);
     const snapshot = `${JSON.stringify({
       t: 'snap',
       fence: cache.fence,
@@ -817,167 +450,6 @@ export class FileStore implements Backend {
     cache.snapshotBytes = stat.size;
     cache.lines = 0;
     this.mutex.sweepDeadOwners();
-    this.sweepWakeFiles();
+    this.wakeFiles.sweep();
   }
-
-  /** Appends the events not yet in events.log to it, and rotates it when due. Caller holds the mutex. */
-  private moveEvents(pending: readonly NumberedEvent[]): void {
-    if (pending.length === 0) return;
-    const fd = openAppend(this.eventsPath, true);
-    let grown: number;
-    try {
-      const last = lastNumber(readPrivateTail(this.eventsPath, fstatSync(fd).size));
-      const fresh = pending.filter((event) => event.n > last);
-      writeAll(fd, Buffer.from(fresh.map((event) => `${JSON.stringify(event)}\n`).join('')));
-      grown = fstatSync(fd).size;
-    } finally {
-      closeSync(fd);
-    }
-    if (grown < EVENTS_ROTATE_BYTES) return;
-    const first = /"n":(\d+)/.exec(readPrivateHead(this.eventsPath).toString('utf8'));
-    const held = (pending.at(-1)?.n ?? 0) - Number(first?.[1] ?? 0) + 1;
-    if (held >= EVENTS_KEPT) renameSync(this.eventsPath, this.oldEventsPath);
-  }
-}
-
-/** The events of a log's lines, numbered, and the number of the last one moved out of it. */
-function logEvents(data: Buffer | null): { moved: number; pending: NumberedEvent[] } {
-  let moved = 0;
-  const pending: NumberedEvent[] = [];
-  if (data === null) return { moved, pending };
-  for (const line of data.toString('utf8').split('\n')) {
-    // Only lines that carry events are parsed: most decisions' do not, and parsing costs.
-    if (line.startsWith('{"t":"snap"')) {
-      const evn = /"evn":(\d+)}$/.exec(line);
-      moved = evn ? Number(evn[1]) : 0;
-      pending.length = 0;
-    } else if (line.includes('"ev":[')) {
-      try {
-        pending.push(...numbered((JSON.parse(line) as { ev?: unknown }).ev));
-      } catch {
-        // A torn or damaged line: the store's own reading decides what it means for locks.
-      }
-    }
-  }
-  return { moved, pending };
-}
-
-/** The numbered events of a line's `ev` (anything else in it is skipped: events are a record). */
-function numbered(list: unknown): NumberedEvent[] {
-  if (!Array.isArray(list)) return [];
-  const events: NumberedEvent[] = [];
-  for (const value of list) {
-    const n = (value as { n?: unknown } | null)?.n;
-    const event = readEvent(value);
-    if (event !== null && typeof n === 'number') events.push({ ...event, n });
-  }
-  return events;
-}
-
-/**
- * The events of events.log (one JSON per line). Breaks recorded before events were numbered have
- * no number: they sort first, numbered below every numbered event (`old`).
- */
-function eventLines(data: Buffer | null, old: boolean): NumberedEvent[] {
-  if (data === null) return [];
-  const events: NumberedEvent[] = [];
-  let unnumbered = -1_000_000_000;
-  for (const line of data.toString('utf8').split('\n')) {
-    if (line === '') continue;
-    try {
-      const value = JSON.parse(line) as { n?: unknown };
-      const event = readEvent(value);
-      if (event === null) continue;
-      if (typeof value.n === 'number') events.push({ ...event, n: value.n });
-      else if (old) events.push({ ...event, n: unnumbered++ });
-    } catch {
-      // A torn line (a compaction killed mid-write) is skipped.
-    }
-  }
-  return events;
-}
-
-/** The last 64 KiB of a file of `size` bytes (read without following a symlink). */
-function readPrivateTail(file: string, size: number): Buffer | null {
-  if (size === 0) return null;
-  const fd = openRead(file);
-  try {
-    return readRange(fd, Math.max(0, size - 65_536), size);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** The first 64 KiB of a file. */
-function readPrivateHead(file: string): Buffer {
-  const fd = openRead(file);
-  try {
-    return readRange(fd, 0, Math.min(fstatSync(fd).size, 65_536));
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** The number of the last numbered event of events.log (0: none), from its tail. */
-function lastNumber(data: Buffer | null): number {
-  if (data === null) return 0;
-  const tail = data
-    .subarray(Math.max(0, data.length - 65_536))
-    .toString('utf8')
-    .split('\n');
-  for (let i = tail.length - 1; i >= 0; i--) {
-    const n = /"n":(\d+)/.exec(tail[i]!);
-    if (n && tail[i]!.endsWith('}')) return Number(n[1]);
-  }
-  return 0;
-}
-
-/** What a stat poll compares: the inode, size and mtime ('' when the file is missing). */
-function statStamp(file: string): string {
-  try {
-    const stat = lstatSync(file);
-    return `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
-  } catch {
-    return '';
-  }
-}
-
-/**
- * fs.watch on `target` (events for which `relevant` holds), plus a stat poll of `stamp` every
- * WATCH_POLL_MS for file systems where fs.watch sees nothing; both call `fire`. A watch that breaks
- * (the folder removed, too many watches) leaves the poll to do the work. Answers the stopper.
- */
-function watchWithPoll(
-  target: string,
-  relevant: (name: string | null) => boolean,
-  stamp: () => string,
-  fire: () => void,
-): () => void {
-  let last = stamp();
-  const poll = setInterval(() => {
-    const now = stamp();
-    if (now !== last) {
-      last = now;
-      fire();
-    }
-  }, WATCH_POLL_MS);
-  poll.unref();
-  let watcher: FSWatcher | null = null;
-  try {
-    watcher = watch(target, { persistent: false }, (_event, name) => {
-      if (!relevant(name)) return;
-      last = stamp();
-      fire();
-    });
-    watcher.on('error', () => {
-      watcher?.close();
-      watcher = null;
-    });
-  } catch {
-    watcher = null;
-  }
-  return () => {
-    clearInterval(poll);
-    watcher?.close();
-  };
 }

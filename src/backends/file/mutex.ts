@@ -10,6 +10,7 @@ import { linkSync, lstatSync, readdirSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import type { Holder } from '../../core/lock.js';
 import { AgentLockError } from '../../core/errors.js';
+import { FALLBACK_FIRST_MS, FALLBACK_LAST_MS, type LineStats, MutexLine } from './mutex-line.js';
 import { createExclusive, readPrivate, readPrivateOrNull } from './safe-fs.js';
 
 interface OwnerInfo {
@@ -32,15 +33,16 @@ function parseOwner(data: Buffer | null): OwnerInfo | null | 'missing' {
 
 const GARBAGE_OWNER_MS = 10_000;
 const GUARD_STALE_MS = 5_000;
-/** How long a contended lock() keeps trying on every event-loop turn before it sleeps between tries. */
-const QUICK_RETRY_MS = 0.5;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class FileMutex {
   private readonly mutexPath: string;
   private readonly ownerPath: string;
   private readonly nonce = randomBytes(8).toString('hex');
   private ownerIno = -1;
+  private readonly line: MutexLine;
+  /** A decision of this handle holds the mutex or is waiting for it; `turns` are the others. */
+  private busy = false;
+  private readonly turns: (() => void)[] = [];
 
   constructor(
     private readonly dir: string,
@@ -52,9 +54,15 @@ export class FileMutex {
      * can be inside, so what the owner left half-done can be repaired safely (see log-damage.ts).
      */
     private readonly onTakeover: (stillTakingOver: () => boolean) => void = () => undefined,
+    /** The timed retries of a waiter nobody wakes (first, and the most it grows to): tests slow them. */
+    private readonly fallback: { readonly firstMs: number; readonly lastMs: number } = {
+      firstMs: FALLBACK_FIRST_MS,
+      lastMs: FALLBACK_LAST_MS,
+    },
   ) {
     this.mutexPath = path.join(dir, 'mutex');
     this.ownerPath = path.join(dir, `owner.${me.pid}.${this.nonce}`);
+    this.line = new MutexLine(dir, me, this.nonce, processAlive);
   }
 
   private ensureOwnerFile(): void {
@@ -86,37 +94,68 @@ export class FileMutex {
       }
       if (code !== 'EEXIST') throw error;
     }
-    if (inspect) this.inspectHolder();
+    // A dead owner's mutex just taken over: try at once (nobody else was woken by the takeover).
+    if (inspect && this.inspectHolder()) return this.tryLock(false);
     return false;
   }
 
+  /**
+   * Decisions of one handle take turns here before they contend for the file: the line holds one
+   * file per handle, and a handle's own release cannot wake it (nor need to: the turn passes).
+   */
   async lock(): Promise<void> {
+    if (this.busy) await new Promise<void>((resolve) => this.turns.push(resolve));
+    this.busy = true;
+    try {
+      await this.lockFile();
+    } catch (error) {
+      this.passTurn();
+      throw error;
+    }
+  }
+
+  private passTurn(): void {
+    const next = this.turns.shift();
+    if (next) next();
+    else this.busy = false;
+  }
+
+  private async lockFile(): Promise<void> {
     if (this.tryLock()) return;
-    // Decisions hold the mutex for a fraction of a millisecond, and timers cannot wait less than
-    // one: try again on the next turns of the event loop first, for a moment.
-    const quickUntil = performance.now() + QUICK_RETRY_MS;
-    while (performance.now() < quickUntil) {
-      await new Promise((resolve) => setImmediate(resolve));
-      if (this.tryLock(false)) return;
-    }
+    // Wait in line (mutex-line.ts): woken by the release, with a slow timed retry as the fallback.
     const deadline = Date.now() + this.timeoutMs;
-    let pause = 0.2;
-    while (!this.tryLock()) {
-      if (Date.now() > deadline) {
-        const owner = parseOwner(readPrivate(this.mutexPath));
-        const who =
-          owner && owner !== 'missing' ? `process ${owner.pid} on ${owner.host}` : 'an unknown process';
-        throw new AgentLockError(
-          'E_STORE_BUSY',
-          `the store ${this.dir} stayed busy for ${this.timeoutMs / 1000}s (its mutex is held by ${who})`,
-          { hint: 'try again, or raise AGENT_LOCK_MUTEX_TIMEOUT' },
-        );
+    const inLine = this.line.join();
+    const first = inLine ? this.fallback.firstMs : 1;
+    const last = inLine ? this.fallback.lastMs : 1;
+    let pause = first;
+    let inspect = false;
+    try {
+      // Tried once more after joining: a release just before we joined woke nobody.
+      while (!this.tryLock(inspect)) {
+        if (Date.now() > deadline) {
+          const owner = parseOwner(readPrivate(this.mutexPath));
+          const who =
+            owner && owner !== 'missing' ? `process ${owner.pid} on ${owner.host}` : 'an unknown process';
+          throw new AgentLockError(
+            'E_STORE_BUSY',
+            `the store ${this.dir} stayed busy for ${this.timeoutMs / 1000}s (its mutex is held by ${who})`,
+            { hint: 'try again, or raise AGENT_LOCK_MUTEX_TIMEOUT' },
+          );
+        }
+        const woken = await this.line.wait(Math.min(pause, Math.max(1, deadline - Date.now())));
+        // Nobody woke us: the holder may be dead (it never lets go), so look at it. Woken: the
+        // mutex is changing hands, and the next silence starts short again.
+        inspect = !woken;
+        pause = woken ? first : Math.min(pause * 2, last);
       }
-      // Decisions hold the mutex for well under a millisecond: waiting longer than that between
-      // tries only adds latency (a hand-off to a waiter goes through here twice).
-      await sleep(pause + Math.random() * pause);
-      pause = Math.min(pause * 2, 1);
+    } finally {
+      this.line.leave();
     }
+  }
+
+  /** Counts of how waits for this handle ended: woken by a release, or by the fallback timer. */
+  get waitStats(): LineStats {
+    return this.line.stats;
   }
 
   /** Still ours? A takeover by a confused stealer is detected before anything is committed. */
@@ -129,11 +168,18 @@ export class FileMutex {
   }
 
   unlock(): void {
-    if (this.holds()) unlinkSync(this.mutexPath);
+    try {
+      if (!this.holds()) return;
+      unlinkSync(this.mutexPath);
+      this.line.wakeNext();
+    } finally {
+      this.passTurn();
+    }
   }
 
   /** Removes our owner file; the handle can lock again later (it is recreated). */
   dispose(): void {
+    this.line.leave();
     if (this.ownerIno === -1) return;
     try {
       unlinkSync(this.ownerPath);
@@ -148,6 +194,7 @@ export class FileMutex {
    * enough for the rare moments it runs: after a takeover and when the log is compacted.
    */
   sweepDeadOwners(): void {
+    this.line.sweep();
     let names: string[];
     try {
       names = readdirSync(this.dir);
@@ -169,18 +216,20 @@ export class FileMutex {
     }
   }
 
-  private inspectHolder(): void {
+  /** True when the holder was found dead and its mutex taken over (removed). */
+  private inspectHolder(): boolean {
     const owner = parseOwner(readPrivate(this.mutexPath));
-    if (owner === 'missing') return;
+    if (owner === 'missing') return false;
     if (owner === null) {
       try {
-        if (Date.now() - lstatSync(this.mutexPath).mtimeMs > GARBAGE_OWNER_MS) this.steal(null);
+        if (Date.now() - lstatSync(this.mutexPath).mtimeMs > GARBAGE_OWNER_MS) return this.steal(null);
       } catch {
         // Gone meanwhile.
       }
-      return;
+      return false;
     }
-    if (owner.host === this.me.host && !this.processAlive(owner.pid, owner.started)) this.steal(owner);
+    if (owner.host === this.me.host && !this.processAlive(owner.pid, owner.started)) return this.steal(owner);
+    return false;
   }
 
   /**
@@ -190,13 +239,13 @@ export class FileMutex {
    * mutex aside and linking it back when the guess was wrong left a gap in which a third process
    * could take the mutex alongside a live owner.)
    */
-  private steal(dead: OwnerInfo | null): void {
+  private steal(dead: OwnerInfo | null): boolean {
     const guard = path.join(this.dir, 'mutex.takeover');
     try {
       linkSync(this.ownerPath, guard);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') this.clearAbandonedGuard(guard);
-      return;
+      return false;
     }
     try {
       const current = parseOwner(readPrivate(this.mutexPath));
@@ -204,7 +253,7 @@ export class FileMutex {
         dead === null
           ? current === null
           : current !== null && current !== 'missing' && current.nonce === dead.nonce;
-      if (!same) return;
+      if (!same) return false;
       // A taker paused for longer than the guard lasts may have been overtaken: the repair checks,
       // just before it writes, that the guard is still ours and the mutex still the dead owner's.
       this.onTakeover(() => {
@@ -225,6 +274,7 @@ export class FileMutex {
         }
       }
       this.sweepDeadOwners();
+      return true;
     } finally {
       try {
         if (lstatSync(guard).ino === this.ownerIno) unlinkSync(guard);

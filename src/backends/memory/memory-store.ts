@@ -1,19 +1,10 @@
-import type { Changes, Decided, StoreEvent, StoreState, Tombstone } from '../../core/decide.js';
+import type { Decided, StoreEvent, StoreState, Tombstone } from '../../core/decide.js';
 import { isEmpty } from '../../core/decide.js';
 import { EVENTS_KEPT } from '../../core/events.js';
 import type { LockRecord } from '../../core/lock.js';
-import { type Backend, tell, type WatchListener } from '../backend.js';
-
-/** Applies committed changes to a mutable state; shared by the stores that keep a state in memory. */
-export function applyChanges(
-  state: { locks: Map<string, LockRecord>; fence: number; tombstones: Tombstone[] },
-  changes: Pick<Changes, 'put' | 'del' | 'fence' | 'tombstones'>,
-): void {
-  for (const id of changes.del) state.locks.delete(id);
-  for (const record of changes.put) state.locks.set(record.id, record);
-  state.fence = Math.max(state.fence, changes.fence);
-  if (changes.tombstones !== null) state.tombstones = changes.tombstones;
-}
+import type { Backend, WatchListener } from '../backend.js';
+import { coalesced, tell } from '../shared/listeners.js';
+import { applyChanges } from '../shared/state.js';
 
 /**
  * The in-process store, for the library and tests. Every handle returned by `connect()` shares the
@@ -25,17 +16,8 @@ export class MemoryStore {
   /** Events ever recorded: the next one's id. */
   private recorded = 0;
   private readonly listeners = new Set<WatchListener>();
-  private notifying = false;
-
   /** Wakes every watcher once, after the committing decision has returned (never inside it). */
-  private notify(): void {
-    if (this.notifying || this.listeners.size === 0) return;
-    this.notifying = true;
-    setImmediate(() => {
-      this.notifying = false;
-      tell(this.listeners, null);
-    });
-  }
+  private readonly notify = coalesced(() => tell(this.listeners, null));
 
   connect(): Backend {
     let closed = false;
@@ -67,7 +49,7 @@ export class MemoryStore {
         applyChanges(this.state, changes);
         for (const event of changes.events) this.log.push({ ...event, id: String(++this.recorded) });
         if (this.log.length > 2 * EVENTS_KEPT) this.log.splice(0, this.log.length - EVENTS_KEPT);
-        if (changed) this.notify();
+        if (changed && this.listeners.size > 0) this.notify();
         return result;
       },
       watch,

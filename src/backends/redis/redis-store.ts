@@ -28,7 +28,7 @@ import {
   type WatchListener,
   waiterTag,
 } from '../backend.js';
-import { applyChanges } from '../memory/memory-store.js';
+import { applyChanges } from '../shared/state.js';
 import { randomBytesPooled } from '../../host/random.js';
 import { COMMIT_LUA, REPAIR_LUA, WATCH_LUA } from './commit-script.js';
 import { parseRedisUrl, type RedisTarget } from '../../core/redis-url.js';

@@ -23,10 +23,10 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { hostName, startStamp } from '../../src/host/process.js';
-import { type Locks, openLocks } from '../../src/index.js';
-import { backendOf } from '../../src/store/store.js';
-import { readLog, scratch } from './helpers.js';
+import { hostName, startStamp } from '../../../src/host/process.js';
+import { type Locks, openLocks } from '../../../src/index.js';
+import { backendOf } from '../../../src/store/store.js';
+import { readLog, scratch } from '../../race/helpers.js';
 
 const cleanups: (() => void | Promise<void>)[] = [];
 afterEach(async () => {
