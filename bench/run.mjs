@@ -24,6 +24,8 @@
 //   (i) events written per second on the file store (acquire+release, counted back from the
 //       store), and the web dashboard's time from a commit to the page showing it, measured in
 //       headless Chromium (bench/events-section.mjs)               figures, no target
+//   (k) stores that scale with the number of agents (issue 19): 1..8 processes on locks of their
+//       own, one client against a contract bound, pub/sub messages per commit (bench/scaling.mjs)
 // (d), (e) and the Redis part of (f) run against one redis-server the bench starts on a free port
 // and stops at the end; without redis-server on PATH they are reported as NOT RUN.
 // Flags: --json prints one JSON object instead of tables. BENCH_QUICK=1 is a fast smoke run.
@@ -45,6 +47,7 @@ import { openLocks } from '../dist/index.js';
 import { globSection } from './globs.mjs';
 import { eventsSection } from './events-section.mjs';
 import { redisServerVersion, startRedisServer } from './redis-server.mjs';
+import { handoffFloorRatios, printScaling, scalingSection, verdictLine } from './scaling.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const asJson = process.argv.includes('--json');
@@ -1030,6 +1033,8 @@ async function handoff(server) {
       floorWholeP99Ms: row('floor').whole?.p99Ms ?? null,
       ratioSemaphoreP99ToOurs: ratio('semaphore'),
       ratioRedlockP99ToOurs: ratio('redlock'),
+      // Issue 19: whole-round p99 and worker CPU per hand-off against the floor ring's.
+      floorRatios: handoffFloorRatios({ contenders: rows }),
     };
   }
   return {
@@ -1384,6 +1389,7 @@ try {
     log(
       `    whole rounds (every hand-off after the warm-up): agent-lock p99 ${fmt(f.redis.wholeP99Ms)} ms, floor ${fmt(f.redis.floorWholeP99Ms)} ms   (info)`,
     );
+    for (const v of f.redis.floorRatios) log(verdictLine(v));
   } else {
     log(`  agent-lock Redis, redis-semaphore, redlock: NOT RUN (${f.redis.reason})`);
     if (asJson) process.stderr.write(`bench: (f) on Redis NOT RUN: ${f.redis.reason}\n`);
@@ -1407,6 +1413,9 @@ try {
   }
   log();
 
+  const k = await scalingSection({ quick, redisUrl: redisServer?.url ?? null, scratch });
+  printScaling(k, log);
+
   const summary = {
     coldStart: verdict(a.pass),
     resourceRate: verdict(b.pass),
@@ -1417,9 +1426,10 @@ try {
     handoffFile: verdict(f.file.pass),
     globs: verdict(g.pass),
     hookCalls: verdict(h.pass),
+    scaling: k.pass === null ? 'NOT RUN' : verdict(k.pass),
   };
   log(
-    `summary: (a) ${summary.coldStart}  (b) ${summary.resourceRate}  (c) ${summary.latencyUnderLoad}  (d) ${summary.redisResourceRate}  (e) ${summary.redisLatencyUnderLoad}  (f) Redis ${summary.handoffRedis} file ${summary.handoffFile}  (g) ${summary.globs}  (h) ${summary.hookCalls}  (i) figures`,
+    `summary: (a) ${summary.coldStart}  (b) ${summary.resourceRate}  (c) ${summary.latencyUnderLoad}  (d) ${summary.redisResourceRate}  (e) ${summary.redisLatencyUnderLoad}  (f) Redis ${summary.handoffRedis} file ${summary.handoffFile}  (g) ${summary.globs}  (h) ${summary.hookCalls}  (i) figures  (k) ${summary.scaling}`,
   );
   if (asJson) {
     const report = {
@@ -1436,6 +1446,7 @@ try {
       globs: g,
       hookCalls: h,
       events: i,
+      scaling: k,
       summary,
     };
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
