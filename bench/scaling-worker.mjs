@@ -9,9 +9,8 @@
 //                                 leases (locks.hold, so each listens for changes), answer 'held'
 //   {type:'churn', seconds}       acquire+release other resources of its own for `seconds`, answer
 //                                 'churned' with the pairs done
-//   {type:'count'}                answer 'counted': pub/sub messages this process received since
-//                                 its last 'churn' began (ioredis 'message', 'pmessage' and
-//                                 'smessage' events, on every connection of the process)
+//   {type:'count'}                answer 'counted' with the pub/sub messages this process received
+//                                 since the last 'count' (on every connection of the process)
 // The worker exits when its IPC channel closes, so a dying parent leaves none behind.
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
@@ -30,11 +29,12 @@ const { Redis } = require('ioredis');
 // Deliveries, counted where they land. The installed redis-server (7.0) has no INFO field that
 // counts messages delivered to subscribers (INFO commandstats counts PUBLISH calls, not receivers),
 // so every pub/sub message any connection of this process receives is counted here, whatever
-// channel or connection the store uses for it.
+// channel or connection the store uses for it. ioredis emits the *Buffer events for every message
+// (the string events only when something listens to them), once per message each.
 let messages = 0;
 const emit = Redis.prototype.emit;
 Redis.prototype.emit = function countMessages(event, ...args) {
-  if (event === 'message' || event === 'pmessage' || event === 'smessage') messages += 1;
+  if (event === 'messageBuffer' || event === 'pmessageBuffer' || event === 'smessageBuffer') messages += 1;
   return emit.call(this, event, ...args);
 };
 
@@ -135,7 +135,6 @@ async function hold(count) {
 }
 
 async function churn(seconds) {
-  messages = 0;
   let pairs = 0;
   const deadline = performance.now() + seconds * 1000;
   while (performance.now() < deadline) {
@@ -167,7 +166,9 @@ process.on('message', (message) => {
   } else if (message.type === 'warm') warm(message.contender, message.ms).catch(fail);
   else if (message.type === 'hold') hold(message.leases).catch(fail);
   else if (message.type === 'churn') churn(message.seconds).catch(fail);
-  else if (message.type === 'count') process.send({ type: 'counted', index, messages });
-  else if (message.type === 'close') shutdown().catch(fail);
+  else if (message.type === 'count') {
+    process.send({ type: 'counted', index, messages });
+    messages = 0;
+  } else if (message.type === 'close') shutdown().catch(fail);
 });
 process.send({ type: 'started', index });

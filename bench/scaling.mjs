@@ -346,22 +346,24 @@ async function oneClient(redisUrl, scratch, settings) {
     const acquireSha = await contractClient.script('LOAD', CONTRACT_ACQUIRE);
     const cadSha = await contractClient.script('LOAD', COMPARE_AND_DELETE);
     const holder = { agent_id: 'scaling-one', host: os.hostname(), pid: process.pid };
-    const contract = async () => {
-      // Made per call, as agent-lock makes its record: a random id, a random token and its hash.
+    // Made per call, as agent-lock makes its record: a random id, a random token and its hash;
+    // padded to the size of agent-lock's (every field but the padding has a fixed length).
+    const recordOf = (pad) => {
       const token = randomBytes(16).toString('hex');
       const now = Date.now();
-      const record = {
+      return JSON.stringify({
         id: `lk_${randomBytes(8).toString('hex')}`,
         scope: '@res',
         ...holder,
         created_at: now,
         expires_at: now + LEASE_MS,
         token_hash: createHash('sha256').update(token).digest('hex'),
-        pad: '',
-      };
-      const bare = JSON.stringify(record).length;
-      record.pad = 'x'.repeat(Math.max(0, recordBytes - bare));
-      const value = JSON.stringify(record);
+        pad,
+      });
+    };
+    const pad = 'x'.repeat(Math.max(0, recordBytes - Buffer.byteLength(recordOf(''))));
+    const contract = async () => {
+      const value = recordOf(pad);
       const fence = await contractClient.evalsha(
         acquireSha,
         2,
@@ -485,6 +487,10 @@ async function messagesPerCommit(pool, redisUrl, prefix, settings) {
   await client.connect();
   try {
     await pool.request(pool.workers, { type: 'hold', leases: LEASES_HELD }, 'held');
+    // The messages of the holds' own commits, then a zero point taken while nobody commits: every
+    // worker starts counting at once, before the first churn commit.
+    await sleep(300);
+    await pool.request(pool.workers, { type: 'count' }, 'counted');
     // Subscriptions as the server sees them while the leases are held.
     const channels = (await client.pubsub('CHANNELS', `*${prefix}*`)).sort();
     const numsub = channels.length === 0 ? [] : await client.pubsub('NUMSUB', ...channels);
@@ -606,7 +612,9 @@ export async function scalingSection({ quick = false, redisUrl = null, scratch =
     const notRun = (reason) => ({ ran: false, reason, verdicts: [] });
     const one = redisUrl === null ? notRun('no redis-server') : await oneClient(redisUrl, root, settings);
     const messages =
-      redisUrl === null ? notRun('no redis-server') : await messagesPerCommit(pool, redisUrl, base, settings);
+      redisUrl === null
+        ? notRun('no redis-server')
+        : await messagesPerCommit(pool, redisUrl, prefixes.messages, settings);
     const verdicts = [...throughputVerdicts(rows, redisUrl !== null), ...one.verdicts, ...messages.verdicts];
     const judged = verdicts.filter((v) => v.target !== 'no target');
     return {
