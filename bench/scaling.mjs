@@ -53,6 +53,8 @@ export const SCALING_TARGETS = {
 const WORKER_COUNTS = [1, 2, 4, 8];
 const LEASE_MS = 30_000;
 const LEASES_HELD = 4;
+/** How long the section waits for any worker's answer before it gives up. */
+const REPLY_MS = 60_000;
 
 function settingsFor(quick) {
   return quick
@@ -160,23 +162,38 @@ async function startPool(count, config) {
       w.waiting.set(type, waiter);
       pending.add(waiter);
     });
-  const request = (some, message, reply) => {
+  const request = async (some, message, reply) => {
     const replies = some.map((w) => expectReply(w, reply));
     for (const w of some) {
       // A worker that was told to close exits on its own once it has answered.
       if (message.type === 'close') w.closed = true;
       w.child.send(message);
     }
-    return Promise.all(replies);
+    return bounded(Promise.all(replies), reply);
   };
-  await Promise.all(workers.map((w) => expectReply(w, 'started')));
+  /** No step takes this long: a worker that does not answer is stuck, and so is the section. */
+  const bounded = async (promise, reply) => {
+    const timer = setTimeout(() => failAll(new Error(`no '${reply}' within ${REPLY_MS / 1000} s`)), REPLY_MS);
+    try {
+      return await promise;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
   const close = async () => {
+    process.off('exit', close);
     for (const w of workers) {
       w.closed = true;
       if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
     }
   };
   process.once('exit', close);
+  try {
+    await bounded(Promise.all(workers.map((w) => expectReply(w, 'started'))), 'started');
+  } catch (error) {
+    await close();
+    throw error;
+  }
   return { workers, request, close };
 }
 
@@ -599,15 +616,16 @@ export async function scalingSection({ quick = false, redisUrl = null, scratch =
     prefixes[key] = `${base}-${key}`;
   }
   const contenders = CONTENDERS.filter((c) => redisUrl !== null || !c.redis);
-  const pool = await startPool(Math.max(...WORKER_COUNTS), {
-    redisUrl,
-    tree,
-    stores,
-    prefixes,
-    leaseMs: LEASE_MS,
-    env: cleanEnv(),
-  });
+  let pool = null;
   try {
+    pool = await startPool(Math.max(...WORKER_COUNTS), {
+      redisUrl,
+      tree,
+      stores,
+      prefixes,
+      leaseMs: LEASE_MS,
+      env: cleanEnv(),
+    });
     const rows = await throughput(pool, contenders, settings);
     const notRun = (reason) => ({ ran: false, reason, verdicts: [] });
     const one = redisUrl === null ? notRun('no redis-server') : await oneClient(redisUrl, root, settings);
@@ -629,8 +647,11 @@ export async function scalingSection({ quick = false, redisUrl = null, scratch =
       verdicts,
       pass: judged.some((v) => v.pass === null) ? null : judged.every((v) => v.pass),
     };
+  } catch (error) {
+    // A broken section is reported (never a PASS) and the rest of the bench goes on.
+    return { ran: false, error: String(error?.message ?? error), quick, settings, verdicts: [], pass: false };
   } finally {
-    await pool.close();
+    await pool?.close();
     rmSync(root, { recursive: true, force: true });
   }
 }
@@ -650,6 +671,12 @@ function table(log, title, header, rows) {
 
 /** Prints the section's tables and verdicts in the style of run.mjs. */
 export function printScaling(result, log = (line = '') => process.stdout.write(`${line}\n`)) {
+  if (result.error) {
+    log('(k) N processes, each acquire+release of its own lock');
+    log(`  !!! ERROR: ${result.error}`);
+    log();
+    return;
+  }
   const s = result.settings;
   table(
     log,
