@@ -21,8 +21,13 @@
 //   3. messages per commit: 8 processes each hold 4 leases (locks.hold, so each listens for
 //      changes) and churn acquire+release of other @resources of their own; pub/sub messages the
 //      processes receive / commits the store made                     target <= 2
+//      redis-server 7.0 has no INFO field that counts deliveries (commandstats counts PUBLISH
+//      calls, shown beside, and PUBSUB NUMSUB the subscribers), so each worker counts the messages
+//      its connections receive; commits are the store's history entries added (XINFO STREAM), one
+//      per commit, checked against the workers' own count (one per acquire, one per release).
 //   4. (in run.mjs (f), computed by handoffFloorRatios below) agent-lock Redis whole-round p99 /
-//      the floor ring's (target <= 1.25x), and worker CPU per hand-off / the floor's (<= 1.5x)
+//      the floor ring's (target <= 1.25x), and worker CPU per hand-off / the floor's (<= 1.5x);
+//      "whole-round" is (f)'s `whole` window: every hand-off of its rounds after the warm-up
 // BENCH_QUICK=1: 2 rounds of 0.5 s per point (1 s in all); default 2 rounds of 1.5 s (3 s per point).
 // Figures are informative: nothing here fails the build.
 import { fork } from 'node:child_process';
