@@ -1,30 +1,27 @@
-// One worker process of bench section (k) (bench/scaling.mjs): forked up to eight times, it opens a
-// handle per contender the parent asks for and, on the parent's word, loops acquire+release of a
-// lock no other worker wants, timing each pair. Commands (IPC, parent -> worker):
-//   {type:'warm', contender, ms}  open the contender's handle (once), loop for `ms` untimed, answer
-//                                 'warm'; then wait for
-//   {type:'go', seconds}          loop for `seconds`, answer 'result' with the pairs done, the
-//                                 window's length and each pair's time (ms)
-//   {type:'hold', leases}         close every handle, open one on the messages store, take `leases`
-//                                 leases (locks.hold, so each listens for changes), answer 'held'
-//   {type:'churn', seconds}       acquire+release other resources of its own for `seconds`, answer
-//                                 'churned' with the pairs done
-//   {type:'count'}                answer 'counted' with the pub/sub messages this process received
-//                                 since the last 'count' (on every connection of the process)
-// The worker exits when its IPC channel closes, so a dying parent leaves none behind.
+// One worker process of bench section (k) (bench/cases/k-scaling.ts): forked up to eight times, it
+// opens a handle per contender the parent asks for and, on the parent's word, loops acquire+release
+// of a lock no other worker wants, timing each pair. What the parent says and what it answers are in
+// bench/scaling/protocol.ts. The worker exits when its IPC channel closes, so a dying parent leaves
+// none behind.
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
-import { openLocks } from '../dist/index.js';
+import type * as IORedis from 'ioredis';
+import type * as RedisSemaphore from 'redis-semaphore';
+import { type Lease, type Locks, openLocks } from '../src/index.js';
+import type { Command, ContenderKey, Reply, ScalingConfig } from './scaling/protocol.js';
 
-const config = JSON.parse(process.env.BENCH_SCALING_CONFIG ?? '{}');
+const config = JSON.parse(process.env.BENCH_SCALING_CONFIG ?? '{}') as ScalingConfig;
 const { index, redisUrl, tree, stores, prefixes, leaseMs } = config;
 const ttl = leaseMs / 1000;
 
 process.on('disconnect', () => process.exit(0));
 
+const send = (reply: Reply, callback?: () => void) =>
+  callback ? process.send!(reply, callback) : process.send!(reply);
+
 // The library loads ioredis from node_modules (CommonJS, not bundled): this is the same class.
 const require = createRequire(import.meta.url);
-const { Redis } = require('ioredis');
+const { Redis } = require('ioredis') as typeof IORedis;
 
 // Deliveries, counted where they land. The installed redis-server (7.0) has no INFO field that
 // counts messages delivered to subscribers (INFO commandstats counts PUBLISH calls, not receivers),
@@ -33,34 +30,53 @@ const { Redis } = require('ioredis');
 // (the string events only when something listens to them), once per message each.
 let messages = 0;
 const emit = Redis.prototype.emit;
-Redis.prototype.emit = function countMessages(event, ...args) {
+Redis.prototype.emit = function countMessages(
+  this: IORedis.Redis,
+  event: string | symbol,
+  ...args: unknown[]
+) {
   if (event === 'messageBuffer' || event === 'pmessageBuffer' || event === 'smessageBuffer') messages += 1;
   return emit.call(this, event, ...args);
 };
 
-const expect = (outcome, status, what) => {
+const expect = (outcome: { status: string }, status: string, what: string) => {
   if (outcome.status !== status) throw new Error(`${what}: ${status} expected, got ${outcome.status}`);
 };
 
-const openAgentLock = (backend, storeDir, prefix, agentId) =>
+const openAgentLock = (backend: 'redis' | 'file', storeDir: string, prefix: string, agentId: string) =>
   openLocks({
     backend,
-    ...(backend === 'redis' ? { redisUrl } : {}),
+    ...(backend === 'redis' ? { redisUrl: redisUrl! } : {}),
     dir: tree,
     storeDir,
     identity: { agentId },
     env: { ...config.env, ...(prefix ? { AGENT_LOCK_REDIS_PREFIX: prefix } : {}) },
   });
 
+interface Handle {
+  step(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const AGENT_LOCK_CONTENDERS: Record<
+  Exclude<ContenderKey, 'semaphore'>,
+  ['redis' | 'file', 'resource' | 'path']
+> = {
+  redisResource: ['redis', 'resource'],
+  fileResource: ['file', 'resource'],
+  redisPath: ['redis', 'path'],
+  filePath: ['file', 'path'],
+};
+
 /** The contender's step: one acquire+release of this worker's own lock. Opened once, kept. */
-async function openContender(contender) {
+async function openContender(contender: ContenderKey): Promise<Handle> {
   const agentId = `scaling-${index}`;
   if (contender === 'semaphore') {
-    const { Mutex } = require('redis-semaphore');
-    const client = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    const { Mutex } = require('redis-semaphore') as typeof RedisSemaphore;
+    const client = new Redis(redisUrl!, { lazyConnect: true, maxRetriesPerRequest: 1 });
     await client.connect();
     const key = `bench:scaling:semaphore:w${index}`;
-    // As in run.mjs (d): a lease of LEASE_MS, no waiting (the lock is always free).
+    // As in (d): a lease of LEASE_MS, no waiting (the lock is always free).
     const options = { lockTimeout: leaseMs, acquireTimeout: 1000, retryInterval: 10 };
     return {
       async step() {
@@ -71,13 +87,9 @@ async function openContender(contender) {
       close: async () => client.disconnect(),
     };
   }
-  const [backend, what] = {
-    redisResource: ['redis', 'resource'],
-    fileResource: ['file', 'resource'],
-    redisPath: ['redis', 'path'],
-    filePath: ['file', 'path'],
-  }[contender] ?? [null, null];
-  if (backend === null) throw new Error(`unknown contender ${contender}`);
+  const found = AGENT_LOCK_CONTENDERS[contender];
+  if (found === undefined) throw new Error(`unknown contender ${contender}`);
+  const [backend, what] = found;
   const locks = await openAgentLock(backend, stores[contender], prefixes[contender], agentId);
   const scope = what === 'resource' ? `@w${index}` : `src/w${index}.ts`;
   return {
@@ -89,28 +101,34 @@ async function openContender(contender) {
   };
 }
 
-const handles = new Map();
-let current = null;
-let goSeconds = null;
-let onGo = null;
-let messagesLocks = null;
-let leases = [];
+const handles = new Map<ContenderKey, Handle>();
+let goSeconds: number | null = null;
+let onGo: ((seconds: number) => void) | null = null;
+let messagesLocks: Locks | null = null;
+let leases: Lease[] = [];
 
 async function closeAll() {
   for (const handle of handles.values()) await handle.close();
   handles.clear();
 }
 
-async function warm(contender, ms) {
-  if (!handles.has(contender)) handles.set(contender, await openContender(contender));
-  current = handles.get(contender);
+async function warm(contender: ContenderKey, ms: number) {
+  let current = handles.get(contender);
+  if (current === undefined) {
+    current = await openContender(contender);
+    handles.set(contender, current);
+  }
   const until = performance.now() + ms;
   while (performance.now() < until) await current.step();
-  process.send({ type: 'warm', index });
-  const seconds = goSeconds ?? (await new Promise((resolve) => (onGo = resolve)));
+  send({ type: 'warm', index });
+  const seconds =
+    goSeconds ??
+    (await new Promise<number>((resolve) => {
+      onGo = resolve;
+    }));
   goSeconds = null;
   onGo = null;
-  const samples = [];
+  const samples: number[] = [];
   const start = performance.now();
   const deadline = start + seconds * 1000;
   let t = start;
@@ -120,30 +138,31 @@ async function warm(contender, ms) {
     samples.push(now - t);
     t = now;
   }
-  process.send({ type: 'result', index, ops: samples.length, ms: t - start, samples });
+  send({ type: 'result', index, ops: samples.length, ms: t - start, samples });
 }
 
-async function hold(count) {
+async function hold(count: number) {
   await closeAll();
   messagesLocks = await openAgentLock('redis', stores.messages, prefixes.messages, `messages-${index}`);
   for (let k = 0; k < count; k++) {
     const held = await messagesLocks.hold(`@w${index}-lease${k}`, { ttl });
     expect(held, 'acquired', `hold @w${index}-lease${k}`);
-    leases.push(held.lease);
+    leases.push(held.lease!);
   }
-  process.send({ type: 'held', index });
+  send({ type: 'held', index });
 }
 
-async function churn(seconds) {
+async function churn(seconds: number) {
+  const locks = messagesLocks!;
   let pairs = 0;
   const deadline = performance.now() + seconds * 1000;
   while (performance.now() < deadline) {
     const scope = `@w${index}-churn${pairs % 4}`;
-    expect(await messagesLocks.acquire(scope), 'acquired', `acquire ${scope}`);
-    expect(await messagesLocks.release(scope), 'released', `release ${scope}`);
+    expect(await locks.acquire(scope), 'acquired', `acquire ${scope}`);
+    expect(await locks.release(scope), 'released', `release ${scope}`);
     pairs += 1;
   }
-  process.send({ type: 'churned', index, pairs });
+  send({ type: 'churned', index, pairs });
 }
 
 async function shutdown() {
@@ -151,15 +170,16 @@ async function shutdown() {
   leases = [];
   await messagesLocks?.close();
   await closeAll();
-  process.send({ type: 'closed', index }, () => process.disconnect());
+  send({ type: 'closed', index }, () => process.disconnect());
 }
 
-const fail = (error) => {
-  process.send?.({ type: 'error', index, message: String(error?.stack ?? error) }, () => process.exit(1));
+const fail = (error: unknown) => {
+  const message = String((error as Error | undefined)?.stack ?? error);
+  process.send?.({ type: 'error', index, message } satisfies Reply, () => process.exit(1));
   setTimeout(() => process.exit(1), 1000).unref();
 };
 
-process.on('message', (message) => {
+process.on('message', (message: Command) => {
   if (message.type === 'go') {
     if (onGo) onGo(message.seconds);
     else goSeconds = message.seconds;
@@ -167,8 +187,8 @@ process.on('message', (message) => {
   else if (message.type === 'hold') hold(message.leases).catch(fail);
   else if (message.type === 'churn') churn(message.seconds).catch(fail);
   else if (message.type === 'count') {
-    process.send({ type: 'counted', index, messages });
+    send({ type: 'counted', index, messages });
     messages = 0;
   } else if (message.type === 'close') shutdown().catch(fail);
 });
-process.send({ type: 'started', index });
+send({ type: 'started', index });
