@@ -89,6 +89,9 @@ export const TARGETS = {
   redisLatencyMax: 3,
   handoffRedisP99MaxMs: 2,
   handoffFileP99MaxMs: 5,
+  // (f) against its floor ring (issue 19): whole-round p99, and the workers' CPU per hand-off.
+  handoffWholeP99VsFloorMax: 1.25,
+  handoffCpuVsFloorMax: 1.5,
   // (k), stores that scale with the number of agents (issue 19).
   scaling: {
     redisVsSemaphoreMin: 0.8,
