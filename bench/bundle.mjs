@@ -1,4 +1,4 @@
-// Bundles the bench (bench/run.ts, the forked hand-off worker, events-cost) with esbuild into
+// Bundles the bench (bench/run.ts, the forked hand-off and scaling workers, events-cost) with esbuild into
 // node_modules/.cache/agent-lock-bench/: beside node_modules, so that the bundles find their
 // dependencies, and out of the folders biome lints. The bench imports the library as
 // src/index.ts (typed, no build needed to typecheck) but measures the built one: every import of
@@ -39,6 +39,7 @@ await build({
   entryPoints: {
     run: path.join(repo, 'bench', 'run.ts'),
     'handoff-worker': path.join(repo, 'bench', 'handoff-worker.ts'),
+    'scaling-worker': path.join(repo, 'bench', 'scaling-worker.ts'),
     'events-cost': path.join(repo, 'bench', 'events-cost.ts'),
   },
   outdir: outDir,

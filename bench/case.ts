@@ -6,13 +6,42 @@ import type { Settings } from './settings.js';
 /** One cell of a table: numbers are printed as they are, so round or format them first. */
 export type Cell = string | number;
 
-/** A ratio against its target; `pass: null` is information only. */
+/**
+ * A ratio against its target; `pass: null` is information only, or (with `ratio: null`) a figure
+ * that could not be measured here (NOT RUN). `unit` follows the figure: `x` unless given.
+ */
 export interface Verdict {
   label: string;
-  ratio: number;
+  ratio: number | null;
+  unit?: string;
   target: string;
   pass: boolean | null;
 }
+
+/** A figure that must reach `min` (null: not measured, so neither PASS nor MISS). */
+export const atLeast = (label: string, ratio: number | null, min: number): Verdict => ({
+  label,
+  ratio,
+  target: `>= ${min}x`,
+  pass: ratio === null ? null : ratio >= min,
+});
+/** A figure that must stay within `max` (null: not measured, so neither PASS nor MISS). */
+export const atMost = (label: string, ratio: number | null, max: number, unit = 'x'): Verdict => ({
+  label,
+  ratio,
+  unit,
+  target: `<= ${max}${unit}`,
+  pass: ratio === null ? null : ratio <= max,
+});
+/** The target of a figure shown for information. */
+export const NO_TARGET = 'none';
+/** A figure shown beside the verdicts, with no target. */
+export const info = (label: string, ratio: number | null): Verdict => ({
+  label,
+  ratio,
+  target: NO_TARGET,
+  pass: null,
+});
 
 export type Block =
   /** A table: title, header, rows, then one line per verdict, then a blank line. */

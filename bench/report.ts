@@ -3,6 +3,13 @@
 import type { Block, Cell, Verdict } from './case.js';
 import { verdict } from './case.js';
 
+/** One verdict as a line of the text report: the figure, its target, and PASS, MISS, (info) or NOT RUN. */
+export function verdictLine({ label, ratio, unit = 'x', target, pass }: Verdict): string {
+  const figure = ratio === null ? '-' : `${ratio.toFixed(2)}${unit}`;
+  const word = ratio === null ? 'NOT RUN' : pass === null ? '(info)' : verdict(pass);
+  return `  ${label}: ${figure}   target ${target}   ${word}`;
+}
+
 export class Report {
   constructor(readonly asJson: boolean) {}
 
@@ -20,11 +27,7 @@ export class Report {
     this.log(`  ${line(all[0]!)}`);
     this.log(`  ${widths.map((w) => '-'.repeat(w)).join('  ')}`);
     for (const row of all.slice(1)) this.log(`  ${line(row)}`);
-    for (const { label, ratio, target, pass } of verdicts) {
-      this.log(
-        `  ${label}: ${ratio.toFixed(2)}x   target ${target}   ${pass === null ? '(info)' : verdict(pass)}`,
-      );
-    }
+    for (const v of verdicts) this.log(verdictLine(v));
     this.log();
   }
 

@@ -11,6 +11,7 @@ import { globs } from './g-globs.js';
 import { hookCalls } from './h-hook-calls.js';
 import { events } from './i-events.js';
 import { conflicts } from './j-conflicts.js';
+import { scaling } from './k-scaling.js';
 
 export const CASES: readonly BenchCase[] = [
   coldStart,
@@ -23,4 +24,5 @@ export const CASES: readonly BenchCase[] = [
   hookCalls,
   events,
   conflicts,
+  scaling,
 ];

@@ -1,0 +1,138 @@
+// Section (k), part 1: N = 1, 2, 4, 8 workers, each looping acquire+release of a lock no other
+// worker wants, on each contender. Aggregate ops/s is the median of the rounds' sums of each
+// worker's rate; p99 is of one acquire+release (all pairs of all rounds).
+import type { Verdict } from '../case.js';
+import { atLeast, info } from '../case.js';
+import type { Settings } from '../settings.js';
+import { TARGETS } from '../settings.js';
+import { averagedMedian, percentile, round } from '../stats.js';
+import type { Pool } from './pool.js';
+import type { ContenderKey } from './protocol.js';
+
+export const WORKER_COUNTS = [1, 2, 4, 8];
+
+export interface Contender {
+  key: ContenderKey;
+  name: string;
+  redis: boolean;
+}
+
+export const CONTENDERS: readonly Contender[] = [
+  { key: 'redisResource', name: 'agent-lock Redis, own @resource', redis: true },
+  { key: 'fileResource', name: 'agent-lock file store, own @resource', redis: false },
+  { key: 'semaphore', name: 'redis-semaphore Mutex, own key', redis: true },
+  { key: 'redisPath', name: 'agent-lock Redis, own file path', redis: true },
+  { key: 'filePath', name: 'agent-lock file store, own file path', redis: false },
+];
+
+export interface ThroughputRow {
+  key: ContenderKey;
+  name: string;
+  workers: number;
+  ops: number;
+  opsPerSec: number;
+  minOpsPerSec: number;
+  maxOpsPerSec: number;
+  p50Ms: number | null;
+  p99Ms: number | null;
+}
+
+/** One point: N workers warm up, then all loop for the point's seconds at once. */
+async function runPoint(pool: Pool, contender: ContenderKey, n: number, settings: Settings) {
+  const some = pool.workers.slice(0, n);
+  await pool.request(some, { type: 'warm', contender, ms: settings.scalingWarmupMs }, 'warm');
+  const results = await pool.request(some, { type: 'go', seconds: settings.scalingPointSeconds }, 'result');
+  return {
+    rate: results.reduce((sum, r) => sum + (r.ops / r.ms) * 1000, 0),
+    ops: results.reduce((sum, r) => sum + r.ops, 0),
+    samples: results.flatMap((r) => r.samples),
+  };
+}
+
+const roundOrNull = (value: number, digits: number) => (Number.isFinite(value) ? round(value, digits) : null);
+
+/**
+ * Rounds run every (N, contender) point, the contenders in a different order each time, so that
+ * machine noise falls on all of them. The workers stay up for the whole section (each warms up
+ * before every point), so the figures hold no process start-up.
+ */
+export async function throughput(
+  pool: Pool,
+  contenders: readonly Contender[],
+  settings: Settings,
+): Promise<ThroughputRow[]> {
+  const points = new Map<string, { rates: number[]; ops: number; samples: number[] }>();
+  for (const c of contenders)
+    for (const n of WORKER_COUNTS) points.set(`${c.key}/${n}`, { rates: [], ops: 0, samples: [] });
+  for (let r = 0; r < settings.scalingRounds; r++) {
+    for (const [ni, n] of WORKER_COUNTS.entries()) {
+      for (let j = 0; j < contenders.length; j++) {
+        const c = contenders[(r + ni + j) % contenders.length]!;
+        const got = await runPoint(pool, c.key, n, settings);
+        const point = points.get(`${c.key}/${n}`)!;
+        point.rates.push(got.rate);
+        point.ops += got.ops;
+        for (const s of got.samples) point.samples.push(s);
+      }
+    }
+  }
+  const rows: ThroughputRow[] = [];
+  for (const c of contenders) {
+    for (const n of WORKER_COUNTS) {
+      const point = points.get(`${c.key}/${n}`)!;
+      rows.push({
+        key: c.key,
+        name: c.name,
+        workers: n,
+        ops: point.ops,
+        opsPerSec: Math.round(averagedMedian(point.rates)),
+        minOpsPerSec: Math.round(Math.min(...point.rates)),
+        maxOpsPerSec: Math.round(Math.max(...point.rates)),
+        p50Ms: roundOrNull(percentile(point.samples, 50), 3),
+        p99Ms: roundOrNull(percentile(point.samples, 99), 3),
+      });
+    }
+  }
+  return rows;
+}
+
+/** The Redis verdicts are not measured (null) when `redis` is false. */
+export function throughputVerdicts(rows: readonly ThroughputRow[], redis: boolean): Verdict[] {
+  const rate = (key: ContenderKey, n: number) =>
+    rows.find((r) => r.key === key && r.workers === n)?.opsPerSec ?? null;
+  const ratio = (a: number | null, b: number | null) =>
+    a === null || b === null || b === 0 ? null : round(a / b);
+  const t = TARGETS.scaling;
+  const verdicts: Verdict[] = [];
+  for (const n of WORKER_COUNTS) {
+    verdicts.push(
+      atLeast(
+        `Redis own @resource / redis-semaphore, N=${n}`,
+        redis ? ratio(rate('redisResource', n), rate('semaphore', n)) : null,
+        t.redisVsSemaphoreMin,
+      ),
+    );
+  }
+  verdicts.push(
+    atLeast(
+      'Redis own file path / Redis own @resource, N=8',
+      redis ? ratio(rate('redisPath', 8), rate('redisResource', 8)) : null,
+      t.redisPathVsResourceAt8Min,
+    ),
+    atLeast(
+      'file store own @resource N=8 / N=1',
+      ratio(rate('fileResource', 8), rate('fileResource', 1)),
+      t.fileAt8VsAt1Min,
+    ),
+    atLeast(
+      'file store own @resource / redis-semaphore, N=8',
+      redis ? ratio(rate('fileResource', 8), rate('semaphore', 8)) : null,
+      t.fileVsSemaphoreAt8Min,
+    ),
+    info(
+      'file store own file path / own @resource, N=8',
+      ratio(rate('filePath', 8), rate('fileResource', 8)),
+    ),
+  );
+  return verdicts;
+}
