@@ -72,6 +72,22 @@ await build({
 // An agent's hook runs on every tool call: bin/alock.js loads this bundle alone for
 // `hooks <harness>-pre-tool-use`, so that a call on a free file parses the hook runtime and the store
 // it reads, and nothing of the command line, the installers or the MCP server.
+// node:crypto loads the stream modules and more with it; most hook calls need a random name or a
+// hash only once a store is written. Each export is fetched from the real module on first use.
+const lazyCrypto = {
+  name: 'lazy-crypto',
+  setup(b) {
+    b.onResolve({ filter: /^node:crypto$/ }, () => ({ path: 'node:crypto', namespace: 'lazy-crypto' }));
+    b.onLoad({ filter: /.*/, namespace: 'lazy-crypto' }, async () => {
+      const names = Object.keys(await import('node:crypto')).filter((n) => n !== 'default');
+      const getters = names.map((n) => `get ${n}() { return load().${n}; }`).join(',\n');
+      return {
+        contents: `let real;\nconst load = () => (real ??= require('crypto'));\nmodule.exports = {\n${getters}\n};`,
+        loader: 'js',
+      };
+    });
+  },
+};
 // CommonJS, because an ES module's import of a Node built-in evaluates every export of it
 // (`node:fs` loads fs/promises and the streams, `node:crypto` WebCrypto); require() does not.
 await build({
@@ -92,7 +108,7 @@ await build({
   outdir: 'dist',
   outExtension: { '.js': '.cjs' },
   minify: true,
-  plugins: [keepLazy(true)],
+  plugins: [keepLazy(true), lazyCrypto],
 });
 // shell-parser.js finds these beside itself.
 for (const wasm of ['web-tree-sitter/tree-sitter.wasm', 'tree-sitter-bash/tree-sitter-bash.wasm']) {
