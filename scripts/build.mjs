@@ -71,6 +71,47 @@ await build({
   minify: true,
   plugins: [keepLazy(true)],
 });
+// An agent's hook runs on every tool call: bin/alock.js loads this bundle alone for
+// `hooks <harness>-pre-tool-use`, so that a call on a free file parses the hook runtime and the store
+// it reads, and nothing of the command line, the installers or the MCP server.
+// node:crypto loads the stream modules and more with it; most hook calls need a random name or a
+// hash only once a store is written. Each export is fetched from the real module on first use.
+const lazyCrypto = {
+  name: 'lazy-crypto',
+  setup(b) {
+    b.onResolve({ filter: /^node:crypto$/ }, () => ({ path: 'node:crypto', namespace: 'lazy-crypto' }));
+    b.onLoad({ filter: /.*/, namespace: 'lazy-crypto' }, async () => {
+      const names = Object.keys(await import('node:crypto')).filter((n) => n !== 'default');
+      const getters = names.map((n) => `get ${n}() { return load().${n}; }`).join(',\n');
+      return {
+        contents: `let real;\nconst load = () => (real ??= require('crypto'));\nmodule.exports = {\n${getters}\n};`,
+        loader: 'js',
+      };
+    });
+  },
+};
+// CommonJS, because an ES module's import of a Node built-in evaluates every export of it
+// (`node:fs` loads fs/promises and the streams, `node:crypto` WebCrypto); require() does not.
+await build({
+  ...common,
+  format: 'cjs',
+  // The `performance` global loads perf_hooks on first use, a few milliseconds of a hook call; the
+  // code only ever subtracts one reading from another, which the process's monotonic clock answers
+  // alike.
+  define: { ...bundled, 'import.meta.url': '__hookUrl', 'performance.now': '__hookNow' },
+  banner: {
+    js: [
+      "'use strict';",
+      "const __hookUrl = require('node:url').pathToFileURL(__filename).href;",
+      'const __hookNow = () => Number(process.hrtime.bigint()) / 1e6;',
+    ].join(' '),
+  },
+  entryPoints: { 'lazy/hook': 'src/integrations/hook-direct.ts' },
+  outdir: 'dist',
+  outExtension: { '.js': '.cjs' },
+  minify: true,
+  plugins: [keepLazy(true), lazyCrypto],
+});
 // shell-parser.js finds these beside itself.
 for (const wasm of ['web-tree-sitter/tree-sitter.wasm', 'tree-sitter-bash/tree-sitter-bash.wasm']) {
   copyFileSync(

@@ -86,6 +86,13 @@ function compile(fixed: readonly string[], rest: string): Automaton {
   if (rest === '**' && fixed.length > 0) b.epsilon(b.literal(start, fixed.join('/')), accept);
   // picomatch compares the candidate with the glob's text first; the glob it gets has `()|` escaped.
   b.epsilon(b.literal(at, rest.replace(/[()|]/g, '\\$&')), accept);
+  // picomatch's fast path reads a rest of `**` then word endings (`**.ts`, `**.d.ts`) as any text,
+  // slashes included, then those endings: `**.ts` matches `a/b.ts`.
+  const fast = /^\*\*((?:\.\w+)+)$/.exec(rest);
+  if (fast !== null) {
+    b.epsilon(b.literal(b.loop(at, ANY), fast[1]!), accept);
+    return { edges: b.edges, eps: b.eps, accept, exact: b.exact };
+  }
   try {
     const parser = new RestParser(rest, b);
     at = parser.sequence(at, 0, rest.length);

@@ -122,6 +122,58 @@ function literalEnding(pattern: string): string {
   return ending;
 }
 
+/**
+ * The search's memory, kept between searches (a decision compares one request with every held glob):
+ * the queue of product states in the order they were found, each with the queue index it was
+ * reached from and the code unit read, and an open-addressing set of the states seen, whose slots
+ * count as empty unless stamped with the current search's number.
+ */
+let queue = new Float64Array(0);
+let parents = new Int32Array(0);
+let unitsRead = new Uint16Array(0);
+let slotKeys = new Float64Array(0);
+let slotStamps = new Uint32Array(0);
+let stamp = 0;
+
+function reserve(limit: number): void {
+  const size = limit + 1;
+  if (queue.length < size) {
+    queue = new Float64Array(size);
+    parents = new Int32Array(size);
+    unitsRead = new Uint16Array(size);
+  }
+  // At most half full, so that a probe ends soon.
+  let slots = 1024;
+  while (slots < size * 2) slots *= 2;
+  if (slotKeys.length < slots) {
+    slotKeys = new Float64Array(slots);
+    slotStamps = new Uint32Array(slots);
+    stamp = 0;
+  }
+  stamp++;
+  if (stamp === 0xffffffff) {
+    slotStamps.fill(0);
+    stamp = 1;
+  }
+}
+
+/** Product states are integers below 2^53: their high and low halves, mixed into a slot. */
+const slotOf = (key: number, mask: number): number =>
+  (Math.imul((key | 0) ^ ((key / 0x100000000) | 0), 0x9e3779b1) >>> 0) & mask;
+
+/** Adds `key` to the seen set; false when it was there already. */
+function firstSight(key: number): boolean {
+  const mask = slotKeys.length - 1;
+  let slot = slotOf(key, mask);
+  while (slotStamps[slot] === stamp) {
+    if (slotKeys[slot] === key) return false;
+    slot = (slot + 1) & mask;
+  }
+  slotStamps[slot] = stamp;
+  slotKeys[slot] = key;
+  return true;
+}
+
 /** Searches the product of two automata for a normalised path both accept. */
 export function automataOverlap(a: Automaton, b: Automaton, limit = OVERLAP_STATE_LIMIT): GlobOverlap {
   const pa = prepare(a);
@@ -130,34 +182,38 @@ export function automataOverlap(a: Automaton, b: Automaton, limit = OVERLAP_STAT
   const width = pb.accepts.length * 4;
   // Breadth first, so the witness is a shortest common path. A product state is one number,
   // p * width + q * 4 + n; each remembers the state it was reached from and the code unit read.
-  const from = new Map<number, number>([[SEGMENT_START, -1]]);
-  const read = new Map<number, number>();
-  const queue: number[] = [SEGMENT_START];
-  let here = SEGMENT_START;
+  reserve(limit);
+  firstSight(SEGMENT_START);
+  queue[0] = SEGMENT_START;
+  parents[0] = -1;
+  let size = 1;
+  let head = 0;
   let n = SEGMENT_START;
   /** Records a step to (tp, tq) on `unit`; true when the search must stop at the bound. */
   const visit = (tp: number, tq: number, unit: number): boolean => {
     const m = stepPath(n, unit);
     if (m < 0) return false;
     const next = tp * width + tq * 4 + m;
-    if (from.has(next)) return false;
-    if (from.size >= limit) return true;
-    from.set(next, here);
-    read.set(next, unit);
-    queue.push(next);
+    // At the bound only a state not seen before stops the search.
+    if (size >= limit) return !known(next);
+    if (!firstSight(next)) return false;
+    queue[size] = next;
+    parents[size] = head;
+    unitsRead[size] = unit;
+    size++;
     return false;
   };
   const bounded = (): GlobOverlap => {
     boundedCount++;
-    return { overlap: true, witness: null, bounded: true, exact: false, states: from.size };
+    return { overlap: true, witness: null, bounded: true, exact: false, states: size };
   };
-  for (let head = 0; head < queue.length; head++) {
-    here = queue[head]!;
+  for (; head < size; head++) {
+    const here = queue[head]!;
     const p = Math.floor(here / width);
     const q = Math.floor((here % width) / 4);
     n = here % 4;
     if (n === ORDINARY && pa.accepts[p] && pb.accepts[q]) {
-      return { overlap: true, witness: spell(from, read, here), bounded: false, exact, states: from.size };
+      return { overlap: true, witness: spell(head), bounded: false, exact, states: size };
     }
     // Literal edges meet by a map lookup, not pair by pair: most of a glob is literal text.
     const unitsA = pa.units[p]!;
@@ -192,7 +248,18 @@ export function automataOverlap(a: Automaton, b: Automaton, limit = OVERLAP_STAT
       }
     }
   }
-  return { overlap: false, witness: null, bounded: false, exact, states: from.size };
+  return { overlap: false, witness: null, bounded: false, exact, states: size };
+}
+
+/** Is `key` in the seen set? */
+function known(key: number): boolean {
+  const mask = slotKeys.length - 1;
+  let slot = slotOf(key, mask);
+  while (slotStamps[slot] === stamp) {
+    if (slotKeys[slot] === key) return true;
+    slot = (slot + 1) & mask;
+  }
+  return false;
 }
 
 /** The one code unit a set holds, if it holds exactly one. */
@@ -202,8 +269,9 @@ function loneUnit(set: CharSet): number | undefined {
   return lo === hi ? lo : undefined;
 }
 
-function spell(from: Map<number, number>, read: Map<number, number>, end: number): string {
+/** The code units read on the way to the queue entry `end`. */
+function spell(end: number): string {
   const units: number[] = [];
-  for (let at = end; from.get(at)! !== -1; at = from.get(at)!) units.push(read.get(at)!);
+  for (let at = end; parents[at]! !== -1; at = parents[at]!) units.push(unitsRead[at]!);
   return String.fromCharCode(...units.reverse());
 }

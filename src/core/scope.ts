@@ -187,10 +187,34 @@ function matcher(glob: string): (candidate: string) => boolean {
   let match = matchers.get(glob);
   if (match === undefined) {
     picomatch ??= createRequire(import.meta.url)('picomatch') as typeof picomatchType;
-    match = picomatch(escapeGroups(glob), MATCH_OPTIONS);
+    // What picomatch's own matcher answers (its text first, then its regex), without the result
+    // object it builds for every call: a decision may match thousands of candidates.
+    const text = escapeGroups(glob);
+    const regex = picomatch.makeRe(text, MATCH_OPTIONS);
+    match = (candidate) => candidate !== '' && (candidate === text || regex.test(candidate));
     matchers.set(glob, match);
   }
   return match;
+}
+
+/** A glob's fixed part as text, and the matcher of the rest. */
+interface Split {
+  readonly fixed: string;
+  readonly rest: string;
+}
+const splits = new Map<string, Split>();
+
+function splitOf(glob: PathScope): Split {
+  let split = splits.get(glob.pattern);
+  if (split === undefined) {
+    split = {
+      fixed: glob.fixed.join('/'),
+      rest: glob.pattern.split('/').slice(glob.fixed.length).join('/'),
+    };
+    if (splits.size >= 4096) splits.clear();
+    splits.set(glob.pattern, split);
+  }
+  return split;
 }
 
 /**
@@ -200,12 +224,15 @@ function matcher(glob: string): (candidate: string) => boolean {
  * refused without compiling anything.
  */
 export function globMatches(glob: PathScope, candidate: string): boolean {
-  const segments = candidate.split('/');
-  if (!isPrefix(glob.fixed, segments)) return false;
-  const restPattern = glob.pattern.split('/').slice(glob.fixed.length).join('/');
-  const restCandidate = segments.slice(glob.fixed.length).join('/');
-  if (restCandidate === '') return restPattern === '**';
-  return matcher(restPattern)(restCandidate);
+  const { fixed, rest } = splitOf(glob);
+  let restCandidate: string;
+  if (glob.fixed.length === 0) restCandidate = candidate;
+  else if (!candidate.startsWith(fixed)) return false;
+  else if (candidate.length === fixed.length) restCandidate = '';
+  else if (candidate.charCodeAt(fixed.length) !== 47 /* / */) return false;
+  else restCandidate = candidate.slice(fixed.length + 1);
+  if (restCandidate === '') return rest === '**';
+  return matcher(rest)(restCandidate);
 }
 
 // Parentheses and bars are regex groups to picomatch even with extglobs off; here they are literal.
@@ -229,8 +256,68 @@ export function scopesOverlap(a: Scope, b: Scope): boolean {
   if (!a.glob && !b.glob) return false;
   if (!a.glob) return globMatches(b, a.pattern);
   if (!b.glob) return globMatches(a, b.pattern);
-  return fixedPartsOverlap(a, b) && globsOverlap(a, b).overlap;
+  return fixedPartsOverlap(a, b) && (sharedSample(a, b) || globsOverlap(a, b).overlap);
 }
+
+/**
+ * A quick yes before the search: a path built from one glob (each star one letter, each `**`
+ * none, the last star stretched to end with the longer of the two literal endings) that both
+ * globs match. Exact, since both really match it, and a normalised path is one the search would
+ * find too; the search answers everything this does not settle. Most conflicting pairs a decision
+ * compares (a glob by file kind under a folder, against one folder's files) are settled here.
+ */
+function sharedSample(a: PathScope, b: PathScope): boolean {
+  const x = sampleOf(a.pattern);
+  const y = sampleOf(b.pattern);
+  if (x === null || y === null) return false;
+  const ending = x.ending.length >= y.ending.length ? x.ending : y.ending;
+  return sharedBy(x, ending, a, b) || sharedBy(y, ending, a, b);
+}
+
+interface Sample {
+  /** The path up to the last star of the last segment (the whole path when it has no star). */
+  readonly stem: string;
+  /** The literal text after that star (empty when the last segment has none). */
+  readonly ending: string;
+  readonly starred: boolean;
+}
+
+const samples = new Map<string, Sample | null>();
+/** Globs of letters, digits, `._-` and stars only: no class, brace, escape or quote to read. */
+const PLAIN_GLOB = /^[A-Za-z0-9._\-*/]+$/;
+
+function sampleOf(pattern: string): Sample | null {
+  let sample = samples.get(pattern);
+  if (sample === undefined) {
+    sample = null;
+    if (PLAIN_GLOB.test(pattern)) {
+      const segments = pattern.split('/').filter((segment) => segment !== '**');
+      const last = segments.pop() ?? '';
+      const star = last.lastIndexOf('*');
+      const head = segments.map((segment) => `${segment.replace(/\*+/g, 'a')}/`).join('');
+      sample =
+        star === -1
+          ? { stem: head + last, ending: '', starred: false }
+          : {
+              stem: head + last.slice(0, star).replace(/\*+$/, '').replace(/\*+/g, 'a'),
+              ending: last.slice(star + 1),
+              starred: true,
+            };
+    }
+    if (samples.size >= 4096) samples.clear();
+    samples.set(pattern, sample);
+  }
+  return sample;
+}
+
+function sharedBy(sample: Sample, ending: string, a: PathScope, b: PathScope): boolean {
+  const path = sample.starred ? `${sample.stem}a${ending}` : sample.stem;
+  return isNormalised(path) && globMatches(a, path) && globMatches(b, path);
+}
+
+/** An empty, `.` or `..` segment: no path the tree can hold. */
+const UNNORMALISED = /(^|\/)\.{0,2}(\/|$)/;
+const isNormalised = (path: string) => !UNNORMALISED.test(path);
 
 /** The rule glob against glob followed before exact overlap: one fixed part contains the other. */
 function fixedPartsOverlap(a: PathScope, b: PathScope): boolean {

@@ -2,7 +2,10 @@
  * Is a Redis server answering at host:port, without a password? Used once, when a store is first opened with nothing
  * configured: a PING over a plain socket (ioredis stays unloaded), bounded by a short timeout.
  */
-import net from 'node:net';
+import { createRequire } from 'node:module';
+
+// Loaded on first use: most processes (an agent's hook on every tool call) never probe.
+let net: typeof import('node:net') | undefined;
 
 export function redisAnswers(
   host: string,
@@ -12,6 +15,7 @@ export function redisAnswers(
   anyReply = false,
 ): Promise<boolean> {
   return new Promise((resolve) => {
+    net ??= createRequire(import.meta.url)('node:net') as typeof import('node:net');
     const socket = net.connect({ host, port });
     const finish = (answer: boolean) => {
       socket.destroy();
