@@ -42,6 +42,7 @@ import {
   frozenDropped,
   waiterKey,
 } from './core/decide.js';
+import { targetDomains } from './core/domains.js';
 import { AgentLockError } from './core/errors.js';
 import { EVENTS_KEPT, type EventFilter, eventMatches } from './core/events.js';
 import { type Identity, resolveIdentity } from './core/identity.js';
@@ -461,7 +462,10 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
         woken = false;
         noticed = false;
         const attempt = { ...req, wait: { hash, secret, waiter: self(), ttlMs: TICKET_TTL_MS, last } };
-        const outcome = await run((state, ctx) => decideAcquireHere(state, ctx, attempt), { cached });
+        const outcome = await run((state, ctx) => decideAcquireHere(state, ctx, attempt), {
+          cached,
+          domains: targetDomains(req.targets),
+        });
         if (outcome.status !== 'held') {
           // Whatever the answer, the decision took our tickets away with it.
           queued = false;
@@ -496,7 +500,10 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
       }
     } catch (error) {
       // Interrupted or failed: leave the line, so that nobody waits behind a request that is gone.
-      if (queued) await run((state, ctx) => decideLeave(state, ctx, { hash })).catch(() => {});
+      if (queued)
+        await run((state, ctx) => decideLeave(state, ctx, { hash }), {
+          domains: targetDomains(req.targets),
+        }).catch(() => {});
       throw error;
     } finally {
       signal?.removeEventListener('abort', abort);
@@ -580,7 +587,7 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
       const outcome =
         wait > 0
           ? await waitInLine(req, wait, opts)
-          : await run((state, ctx) => decideAcquireHere(state, ctx, req));
+          : await run((state, ctx) => decideAcquireHere(state, ctx, req), { domains: targetDomains(wanted) });
       // The files are changed only once the lock records them: whatever happens next, the record
       // says what to restore.
       if (outcome.status === 'acquired' && freeze) {
@@ -599,7 +606,9 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
           typeof scopes === 'object' && 'all' in scopes ? ('all' as const) : targets(scopes as string[]),
         token: opts.token ?? null,
       };
-      return run((state, ctx) => decideRelease(state, ctx, req));
+      return run((state, ctx) => decideRelease(state, ctx, req), {
+        domains: req.targets === 'all' ? undefined : targetDomains(req.targets),
+      });
     },
     renew(scopes, opts = {}) {
       const req = {
@@ -607,12 +616,14 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
         ttlSeconds: checkedTtl(opts.ttl, null),
         token: opts.token ?? null,
       };
-      return run((state, ctx) => decideRenew(state, ctx, req));
+      return run((state, ctx) => decideRenew(state, ctx, req), { domains: targetDomains(req.targets) });
     },
     check(scopes, opts = {}) {
       const req = { targets: targets(scopes), mode: mode(opts.shared) };
       const where = across();
-      return run((state, ctx) => acrossCheck(state, ctx, req, decideCheck(state, ctx, req), where));
+      return run((state, ctx) => acrossCheck(state, ctx, req, decideCheck(state, ctx, req), where), {
+        domains: targetDomains(req.targets),
+      });
     },
     list() {
       return run((state, ctx) => decideList(state, ctx, { mineOnly: false }));
@@ -649,11 +660,13 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
         text: text(noteText, 'note', MAX_NOTE, true)!,
         token: opts.token ?? null,
       };
-      return run((state, ctx) => decideNote(state, ctx, req));
+      return run((state, ctx) => decideNote(state, ctx, req), { domains: targetDomains([req.target]) });
     },
     resume(scope) {
       const [target] = targets(scope);
-      return run((state, ctx) => decideResume(state, ctx, { target: target! }));
+      return run((state, ctx) => decideResume(state, ctx, { target: target! }), {
+        domains: targetDomains([target!]),
+      });
     },
     breakLock(scopes, opts = {}) {
       const list = typeof scopes === 'string' ? [scopes] : scopes;
@@ -667,7 +680,9 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
         ids,
         reason: text(opts.reason, 'reason', MAX_INTENT, false),
       };
-      return run((state, ctx) => decideBreak(state, ctx, req));
+      return run((state, ctx) => decideBreak(state, ctx, req), {
+        domains: ids.length > 0 ? undefined : targetDomains(req.targets),
+      });
     },
     async events(query = {}) {
       const q: EventQuery = typeof query === 'number' ? { limit: query } : query;

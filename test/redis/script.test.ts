@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { COMMIT_LUA } from '../../src/backends/redis/commit-script.js';
+import { commitArgv } from '../../src/backends/redis/commit.js';
 import { describeRedis, type RedisServer, startRedis } from './server.js';
 
 interface CommitArgs {
@@ -28,7 +29,7 @@ interface CommitArgs {
 
 interface Store {
   readonly prefix: string;
-  readonly keys: { store: string; changes: string; events: string; channel: string };
+  readonly keys: { store: string; changes: string; events: string; channel: string; domains: string };
   commit(args: CommitArgs): Promise<string[]>;
   /** A first call without a snapshot: the full sync (and the epoch of a new store). */
   sync(): Promise<string[]>;
@@ -50,7 +51,7 @@ const clients: Redis[] = [];
 
 function client(url = server.url): Redis {
   const redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 1 });
-  redis.defineCommand('agentLockCommit', { numberOfKeys: 3, lua: COMMIT_LUA });
+  redis.defineCommand('agentLockCommit', { numberOfKeys: 4, lua: COMMIT_LUA });
   clients.push(redis);
   return redis;
 }
@@ -74,31 +75,32 @@ function store(redis: Redis, prefix = `script-${randomBytes(6).toString('hex')}`
     changes: `${tag}:changes`,
     events: `${tag}:history`,
     channel: `${tag}:changed`,
+    domains: `${tag}:domains`,
   };
   const call = (redis as unknown as { agentLockCommit: Commit }).agentLockCommit.bind(redis);
   const commit = (a: CommitArgs) => {
-    const puts = a.puts ?? [];
-    const dels = a.dels ?? [];
+    const check = a.check ?? '0';
     return call(
-      keys.store,
-      keys.changes,
-      keys.events,
-      a.epoch,
-      a.version,
-      a.check ?? '0',
-      String(a.at ?? 0),
-      String(a.until ?? 0),
-      String(a.fence),
-      a.tombstones ?? '',
-      keys.channel,
-      a.id ?? randomBytes(6).toString('hex'),
-      String(puts.length),
-      ...puts.flat(),
-      String(dels.length),
-      ...dels,
-      String((a.wake ?? []).length),
-      ...(a.wake ?? []),
-      ...(a.events === undefined ? [] : [a.events]),
+      ...commitArgv({
+        keys: { store: keys.store, changes: keys.changes, history: keys.events, domains: keys.domains },
+        epoch: a.epoch,
+        version: a.version,
+        checkTime: check.startsWith('1'),
+        how: check.slice(1),
+        now: a.at ?? 0,
+        validUntil: a.until ?? 0,
+        fence: a.fence as number,
+        seenFence: null,
+        tombstones: a.tombstones ?? '',
+        channel: keys.channel,
+        commitId: a.id ?? randomBytes(6).toString('hex'),
+        reads: [],
+        writes: [],
+        put: a.puts ?? [],
+        del: a.dels ?? [],
+        notify: a.wake ?? [],
+        events: a.events ?? null,
+      }),
     );
   };
   return {
@@ -116,7 +118,8 @@ function store(redis: Redis, prefix = `script-${randomBytes(6).toString('hex')}`
       const meta: Record<string, string> = {};
       for (const [field, value] of Object.entries(all)) {
         if (!field.startsWith('#')) locks[field] = value;
-        else if (field !== '#watch') meta[field.slice(1)] = value;
+        // #dv and #floor are the domains' (test/redis/domains.test.ts).
+        else if (field !== '#watch' && field !== '#dv' && field !== '#floor') meta[field.slice(1)] = value;
       }
       return {
         locks,

@@ -31,6 +31,8 @@ import {
 import { applyChanges } from '../memory/memory-store.js';
 import { randomBytesPooled } from '../../host/random.js';
 import { COMMIT_LUA, REPAIR_LUA, WATCH_LUA } from './commit-script.js';
+import { type CommitArgs, commitArgv, commitHow, type StoreKeys, withFences } from './commit.js';
+import { owns, readKeys, recordDomain, STORE_DOMAIN, writeKeys } from '../../core/domains.js';
 import { parseRedisUrl, type RedisTarget } from '../../core/redis-url.js';
 
 export interface RedisStoreOptions {
@@ -84,10 +86,28 @@ export interface RedisServerFacts {
 
 interface Cache {
   epoch: string;
+  /** The store's version that the whole snapshot is current at. */
   version: string;
+  /**
+   * Domain version keys (core/domains) this handle knows past `version`: its own commits on some
+   * domains, made while others committed elsewhere, leave those domains current at a later version.
+   */
+  known: Map<string, number>;
   locks: Map<string, LockRecord>;
   fence: number;
   tombstones: Tombstone[];
+}
+
+/** What a handle's commits met: for tests and benchmarks (a lost race is a sync answer). */
+export interface CommitStats {
+  /** Change sets committed. */
+  committed: number;
+  /** Commits (or validations) refused because what the decision read had changed: decided again. */
+  conflicts: number;
+  /** Refused because the server's clock had left the decision's window: decided again. */
+  late: number;
+  /** Decisions on some domains made again on the whole store (they would change a record outside). */
+  widened: number;
 }
 
 /** Parsed records kept by their JSON (recordOf), at most so many and so many bytes of JSON. */
@@ -112,38 +132,14 @@ function loadIoredis(): Promise<Ioredis> {
   return Promise.resolve(createRequire(import.meta.url)('ioredis') as Ioredis);
 }
 
-/** A change set that only takes a new place in line: the commit script may merge it (MERGE). */
-function onlyNewTickets(changes: Changes, cache: Cache): boolean {
-  return (
-    changes.put.length > 0 &&
-    changes.put.length <= 100 &&
-    changes.del.length === 0 &&
-    changes.events.every((event) => event.type === 'queued') &&
-    changes.tombstones === null &&
-    changes.put.every((record) => record.status === 'waiting' && !cache.locks.has(record.id))
-  );
-}
-
-/**
- * ARGV[3] after its first character: how the script may apply the changes to a newer store. A merge
- * decided on a clock of the caller's own also says when it is sent (`sentAt`, a lower bound of server
- * time), so that the script still takes it only fresh (MERGE in commit-script.ts).
- */
-function commitFlag(changes: Changes, cache: Cache, sentAt: number | null): string {
-  if (onlyNewTickets(changes, cache)) return sentAt === null ? 'm' : `m${sentAt}`;
-  if (changes.rebase === undefined) return '';
-  let flag = 'r';
-  for (const agent of changes.rebase) flag += `\n${JSON.stringify(agent)}`;
-  return flag;
-}
-
 export class RedisStore implements Backend {
   readonly kind = 'redis' as const;
   readonly location: string;
   readonly prefix: string;
   readonly namespace: string;
   private readonly target: RedisTarget;
-  private readonly keys: string[];
+  private readonly keys: StoreKeys;
+  readonly stats: CommitStats = { committed: 0, conflicts: 0, late: 0, widened: 0 };
   private readonly channel: string;
   private client: Client | null = null;
   private connecting: Promise<Client> | null = null;
@@ -176,7 +172,12 @@ export class RedisStore implements Backend {
     const tag = `{${options.prefix}}`;
     // The history is a stream under a name of its own: stores that kept breaks in a list at
     // `:events` go on working (that list is left as it was).
-    this.keys = [`${tag}:store`, `${tag}:changes`, `${tag}:history`];
+    this.keys = {
+      store: `${tag}:store`,
+      changes: `${tag}:changes`,
+      history: `${tag}:history`,
+      domains: `${tag}:domains`,
+    };
     this.channel = `${tag}:changed`;
   }
 
@@ -186,7 +187,8 @@ export class RedisStore implements Backend {
     clock?: () => number,
     options: TransactOptions = {},
   ): Promise<T> {
-    const run = this.queue.then(() => this.decideAndCommit(decide, clock, options.cached === true));
+    const domains = options.domains !== undefined && options.domains.length > 0 ? options.domains : null;
+    const run = this.queue.then(() => this.decideAndCommit(decide, clock, options.cached === true, domains));
     this.queue = run.catch(() => undefined);
     return run;
   }
@@ -197,7 +199,7 @@ export class RedisStore implements Backend {
    */
   async events(limit: number, after?: string): Promise<StoreEvent[]> {
     const client = await this.connection();
-    const key = this.keys[2]!;
+    const key = this.keys.history;
     const start = after === undefined ? '-' : `(${after.split('/')[0]}`;
     const entries = await this.call(() => client.xrevrange(key, '+', start, 'COUNT', limit));
     const events: StoreEvent[] = [];
@@ -336,6 +338,7 @@ export class RedisStore implements Backend {
     cache.fence = Number(lines[1]);
     cache.tombstones = JSON.parse(lines[2]!) as Tombstone[];
     cache.version = words[0]!;
+    cache.known.clear();
     return touched;
   }
 
@@ -397,7 +400,7 @@ export class RedisStore implements Backend {
   }
 
   private announce(client: Client): Promise<unknown> {
-    return this.call(() => client.agentLockWatch(this.keys[0]!, String(WATCH_MS)));
+    return this.call(() => client.agentLockWatch(this.keys.store, String(WATCH_MS)));
   }
 
   /** One subscriber connection per handle; each channel is subscribed once and stays. */
@@ -454,7 +457,7 @@ export class RedisStore implements Backend {
       if (touched === null && !global && !inform) touched = this.mix(lines, words);
     } catch {
       // A message we cannot read: the next decision syncs, and listeners look again.
-      if (this.cache) this.cache.version = '';
+      if (this.cache) forget(this.cache);
       touched = null;
     }
     if (inform) return;
@@ -479,6 +482,7 @@ export class RedisStore implements Backend {
     decide: (state: StoreState, now: number) => Decided<T>,
     clock: (() => number) | undefined,
     cached: boolean,
+    domains: readonly string[] | null,
   ): Promise<T> {
     if (this.closed) throw new AgentLockError('E_CLOSED', 'this store handle is closed');
     const client = await this.connection();
@@ -493,10 +497,11 @@ export class RedisStore implements Backend {
     let exact = false;
     let followed = this.followed;
     if (this.cache === null) {
-      await this.commit(client, null, 0, 0, false);
+      await this.commit(client, { changes: null, now: 0, validUntil: 0, checkTime: false });
       exact = true;
       followed = this.followed;
     }
+    let within = domains;
     for (;;) {
       if (this.followed !== followed) exact = false;
       const cache = this.cache!;
@@ -504,8 +509,20 @@ export class RedisStore implements Backend {
       // Fences follow the server's clock in microseconds (or one past the last, if larger): so
       // they keep growing even after the server lost its data or came back from an older snapshot.
       const base = Math.max(cache.fence, now * 1000);
+      // A decision on some domains still sees the whole snapshot, so that it reaps a dead holder's
+      // lock wherever it lies (DESIGN 9.2: on the next decision). What it answers depends only on
+      // its domains' records, which the script compares: scopes of other domains can neither
+      // conflict with its scopes, nor cover them, nor queue behind them (core/domains).
       const state: StoreState = { locks: cache.locks, fence: base, tombstones: cache.tombstones };
       const decided = decide(state, now);
+      if (within !== null && !inside(decided.changes, cache.locks, within)) {
+        // It changes something outside its domains' subtrees (a reap elsewhere, a wider lock handed
+        // over, whose effects reach domains it did not compare) or the tombstones: made again and
+        // compared whole.
+        this.stats.widened += 1;
+        within = null;
+        continue;
+      }
       const readOnly = isEmpty(decided.changes, state);
       if (readOnly && (exact || cached) && clock === undefined) return decided.result;
       // The store's fence moves only when the decision granted one.
@@ -513,18 +530,38 @@ export class RedisStore implements Backend {
         ...decided.changes,
         fence: decided.changes.fence > base ? decided.changes.fence : cache.fence,
       };
-      const answer = await this.commit(
-        client,
-        readOnly ? null : changes,
+      const answer = await this.commit(client, {
+        changes: readOnly ? null : changes,
         now,
-        this.validUntil(now),
-        clock === undefined,
-      );
-      if (answer === 'folded' || answer === 'rebased') return decided.result;
-      if (answer === 'ok') {
-        if (!readOnly) applyChanges(this.cache!, changes);
-        return decided.result;
+        validUntil: this.validUntil(now),
+        checkTime: clock === undefined,
+        domains: within,
+        seenFence: base,
+      });
+      if (answer.kind === 'folded' || answer.kind === 'rebased' || answer.kind === 'ok') {
+        if (!readOnly) this.stats.committed += 1;
+        // Fences the script moved up (FENCES in commit-script.ts): the result says what was granted.
+        const fences = new Map<string, number>();
+        if (!readOnly && answer.offset !== 0) {
+          for (const record of changes.put) {
+            if (record.fence > base) fences.set(record.id, this.fenceOf(record, answer.offset));
+          }
+        }
+        if (answer.kind === 'ok' && !readOnly) {
+          const put =
+            fences.size === 0
+              ? changes.put
+              : changes.put.map((r) => (fences.has(r.id) ? { ...r, fence: fences.get(r.id)! } : r));
+          applyChanges(this.cache!, {
+            ...changes,
+            put,
+            fence: changes.fence > base ? changes.fence + answer.offset : changes.fence,
+          });
+        }
+        return withFences(decided.result, fences);
       }
+      if (answer.kind === 'time') this.stats.late += 1;
+      else this.stats.conflicts += 1;
       exact = true;
       followed = this.followed;
       if (performance.now() > giveUp) {
@@ -535,6 +572,12 @@ export class RedisStore implements Backend {
         );
       }
     }
+  }
+
+  /** A new grant's fence as the store moved it: read back from the cache when the move is unknown. */
+  private fenceOf(record: LockRecord, offset: number): number {
+    if (Number.isFinite(offset)) return record.fence + offset;
+    return this.cache?.locks.get(record.id)?.fence ?? record.fence;
   }
 
   /** A lower bound of the server's clock: its last answer plus the time elapsed since, less 1 ms. */
@@ -555,67 +598,107 @@ export class RedisStore implements Backend {
   /**
    * Sends a change set (or null: validate only) and folds the answer into the cache: 'ok' when
    * committed, 'folded' when committed and already in the cache (it came on the channel first),
-   * 'rebased' when committed on a newer store (the cache is synced to it), 'again' when the caller
-   * must decide again on the refreshed cache.
+   * 'rebased' when committed on a newer store (the cache is synced to it), 'time' and 'again' when
+   * the caller must decide again on the refreshed cache. `offset`: how far the script moved the new
+   * fences up (NaN: it did, by an unknown amount; the cache is then synced).
    */
   private async commit(
     client: Client,
-    changes: Changes | null,
-    now: number,
-    validUntil: number,
-    checkTime: boolean,
-  ): Promise<'ok' | 'folded' | 'rebased' | 'again'> {
+    sent: {
+      changes: Changes | null;
+      now: number;
+      validUntil: number;
+      checkTime: boolean;
+      domains?: readonly string[] | null;
+      seenFence?: number;
+    },
+  ): Promise<{ kind: 'ok' | 'folded' | 'rebased' | 'time' | 'again'; offset: number }> {
+    const { changes } = sent;
     const cache = this.cache;
-    // Built with push, not spreads and flatMap: this runs on every decision.
-    const args = [
-      this.keys[0]!,
-      this.keys[1]!,
-      this.keys[2]!,
-      cache?.epoch ?? '',
-      cache?.version ?? '',
-      (checkTime ? '1' : '0') +
-        (changes !== null && cache ? commitFlag(changes, cache, checkTime ? null : this.estimateNow()) : ''),
-      String(now),
-      String(validUntil),
-      String(changes?.fence ?? cache?.fence ?? 0),
-      changes?.tombstones ? JSON.stringify(changes.tombstones) : '',
-      this.channel,
-      changes ? randomBytesPooled(6).toString('base64url') : '',
-    ];
-    if (changes === null) {
-      args.push('0', '0', '0');
-    } else {
-      args.push(String(changes.put.length));
+    const domains = sent.domains ?? null;
+    const reads: [string, number][] = [];
+    if (cache && domains !== null) {
+      const at = Number(cache.version);
+      for (const key of readKeys(domains)) reads.push([key, Math.max(at, cache.known.get(key) ?? 0)]);
+    }
+    const writes = new Set<string>();
+    const put: [string, string][] = [];
+    const notify: string[] = [];
+    if (changes !== null) {
       for (const record of changes.put) {
         const json = JSON.stringify(record);
-        args.push(record.id, json);
+        put.push([record.id, json]);
         // Answers and messages send it back as written: found, not parsed again (see recordOf).
         // Decisions write only JSON-safe records (no undefined fields, finite numbers), so the
         // object stands for what parsing that JSON gives.
         this.remember(json, record);
+        writeKeys(recordDomain(record), writes);
       }
-      args.push(String(changes.del.length), ...changes.del);
+      for (const id of changes.del) {
+        const record = cache?.locks.get(id);
+        writeKeys(record === undefined ? STORE_DOMAIN : recordDomain(record), writes);
+      }
       // Waiters to wake, then holders to inform (their channels marked '~'): see COMMIT_LUA.
       const wake = changes.wake ?? [];
-      const inform = (changes.inform ?? []).filter((holder) => !wake.includes(holder));
-      args.push(String(wake.length + inform.length));
-      for (const waiter of wake) args.push(this.wakeChannel(waiter));
-      for (const holder of inform) args.push(`~${this.wakeChannel(holder)}`);
-      if (changes.events.length > 0) args.push(JSON.stringify(changes.events));
+      for (const waiter of wake) notify.push(this.wakeChannel(waiter));
+      for (const holder of changes.inform ?? []) {
+        if (!wake.includes(holder)) notify.push(`~${this.wakeChannel(holder)}`);
+      }
     }
-    const reply = await this.call(() => client.agentLockCommit(...args));
+    const args: CommitArgs = {
+      keys: this.keys,
+      epoch: cache?.epoch ?? '',
+      version: cache?.version ?? '',
+      checkTime: sent.checkTime,
+      how:
+        changes !== null && cache
+          ? commitHow(changes, cache.locks, sent.checkTime ? null : this.estimateNow())
+          : '',
+      now: sent.now,
+      validUntil: sent.validUntil,
+      fence: changes?.fence ?? cache?.fence ?? 0,
+      seenFence: domains === null ? null : (sent.seenFence ?? null),
+      tombstones: changes?.tombstones ? JSON.stringify(changes.tombstones) : '',
+      channel: this.channel,
+      commitId: changes ? randomBytesPooled(6).toString('base64url') : '',
+      reads,
+      writes,
+      put,
+      del: changes?.del ?? [],
+      notify,
+      events: changes !== null && changes.events.length > 0 ? JSON.stringify(changes.events) : null,
+    };
+    const reply = await this.call(() => client.agentLockCommit(...commitArgv(args)));
     const [kind, epoch, version, serverNow] = reply as [string, string, string, string];
     if (kind === 'damaged') throw this.damaged(`field ${epoch} cannot be read`);
     this.serverNow = Number(serverNow);
     this.receivedAt = performance.now();
     if (kind === 'ok') {
+      // Compared whole, the commit was made on the snapshot's version and moved no fence.
+      const previous = reply[4] ?? cache?.version ?? '';
+      const offset = reply[5] === '?' && domains !== null ? Number.NaN : Number(reply[5] ?? 0) || 0;
       // The channel may have carried this commit, and later ones, before its answer came back:
       // then the cache has it already (and maybe what came after): leave it as it is.
-      if (changes !== null && cache && Number(cache.version) >= Number(version)) return 'folded';
-      if (cache) cache.version = version;
-      return 'ok';
+      if (changes !== null && cache && Number(cache.version) >= Number(version)) {
+        return { kind: 'folded', offset };
+      }
+      if (cache && Number.isNaN(offset)) {
+        // A commit sent again whose first answer was lost: the next decision syncs.
+        forget(cache);
+        return { kind: 'folded', offset };
+      }
+      if (cache && (previous === cache.version || version === cache.version)) {
+        // Nothing else committed between the snapshot and this: the whole cache is current.
+        cache.version = version;
+        cache.known.clear();
+      } else if (cache) {
+        // Others committed meanwhile, elsewhere: only what this decision read is current.
+        const at = Number(version);
+        for (const [key] of reads) cache.known.set(key, at);
+      }
+      return { kind: 'ok', offset };
     }
-    if (kind === 'time') return 'again';
+    if (kind === 'time') return { kind: 'time', offset: 0 };
     // 'sync'; 'merged': our new tickets went in at the server's place in line, and the answer
     // brings the cache up to date with them, deciding again finds them (and maybe a free way);
     // 'rebased': our changes went in on a newer store, the decision stands. A cache that a named
@@ -623,7 +706,7 @@ export class RedisStore implements Backend {
     const current = this.cache;
     if (!(current && current.epoch === epoch && Number(current.version) > Number(version)))
       this.applySync(reply, epoch, version);
-    return kind === 'rebased' ? 'rebased' : 'again';
+    return kind === 'rebased' ? { kind: 'rebased', offset: Number.NaN } : { kind: 'again', offset: 0 };
   }
 
   private applySync(reply: string[], epoch: string, version: string): void {
@@ -643,7 +726,7 @@ export class RedisStore implements Backend {
       if (parsed === null) throw this.damaged('field #tombstones cannot be read');
       parsedTombstones = parsed;
     }
-    this.cache = { epoch, version, locks, fence, tombstones: parsedTombstones };
+    this.cache = { epoch, version, known: new Map(), locks, fence, tombstones: parsedTombstones };
   }
 
   private connection(): Promise<Client> {
@@ -715,7 +798,7 @@ export class RedisStore implements Backend {
     client.on('error', (error) => {
       this.lastError = error;
     });
-    client.defineCommand('agentLockCommit', { numberOfKeys: 3, lua: COMMIT_LUA });
+    client.defineCommand('agentLockCommit', { numberOfKeys: 4, lua: COMMIT_LUA });
     client.defineCommand('agentLockWatch', { numberOfKeys: 1, lua: WATCH_LUA });
     client.defineCommand('agentLockRepair', { numberOfKeys: 3, lua: REPAIR_LUA });
     try {
@@ -767,7 +850,7 @@ export class RedisStore implements Backend {
   private damaged(what: string, cause?: unknown): AgentLockError {
     return new AgentLockError(
       'E_STORE_UNREADABLE',
-      `the redis store ${this.keys[0]} at ${this.location} ${what}: nothing is granted over it`,
+      `the redis store ${this.keys.store} at ${this.location} ${what}: nothing is granted over it`,
       {
         ...(cause === undefined ? {} : { cause }),
         hint: 'run alock repair: it moves the damage aside, kept, and the store goes on with what can be read',
@@ -781,7 +864,7 @@ export class RedisStore implements Backend {
    */
   async repair(): Promise<RepairReport> {
     const client = await this.connection();
-    const [store, changes, history] = this.keys as [string, string, string];
+    const { store, changes, history } = this.keys;
     const aside = `{${this.prefix}}:damaged:${new Date().toISOString()}`;
     const damage: string[] = [];
     const wanted: [string, string, string][] = [
@@ -851,6 +934,27 @@ function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
     timer = setTimeout(() => reject(new DeadlineError('timed out')), ms);
   });
   return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+/** Marks a snapshot as behind, domains included: the next decision syncs. */
+function forget(cache: Cache): void {
+  cache.version = '';
+  cache.known.clear();
+}
+
+/** Do the changes keep to the domains' subtrees (and leave the tombstones, which are the store's)? */
+function inside(
+  changes: Changes,
+  seen: ReadonlyMap<string, LockRecord>,
+  domains: readonly string[],
+): boolean {
+  if (changes.tombstones !== null) return false;
+  for (const record of changes.put) if (!owns(domains, record)) return false;
+  for (const id of changes.del) {
+    const record = seen.get(id);
+    if (record === undefined || !owns(domains, record)) return false;
+  }
+  return true;
 }
 
 function firstLine(text: string): string {
