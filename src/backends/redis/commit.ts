@@ -1,9 +1,14 @@
 /**
- * What the Redis store sends COMMIT_LUA (commit-script.ts), as a typed object, and the positional
- * arguments the script reads, built in one place.
+ * A Redis store handle's commits: what it sends COMMIT_LUA (commit-script.ts), as a typed object
+ * turned into the positional arguments the script reads in one place, and how the answer is
+ * folded into the handle's snapshot.
  */
 import type { Changes } from '../../core/decide.js';
+import { owns, readKeys, recordDomain, STORE_DOMAIN, writeKeys } from '../../core/domains.js';
 import type { LockRecord } from '../../core/lock.js';
+import { randomBytesPooled } from '../../host/random.js';
+import type { Client } from './connection.js';
+import type { Snapshot } from './snapshot.js';
 
 /** The keys of one store: all under one hash tag, so they share a Cluster slot. */
 export interface StoreKeys {
@@ -126,4 +131,158 @@ export function withFences<T>(result: T, fences: ReadonlyMap<string, number>): T
       return fence === undefined ? lock : { ...lock, fence };
     }),
   };
+}
+
+/** What commit() needs of the store handle. */
+export interface CommitLine {
+  readonly client: Client;
+  /** Runs a command, its failures turned into the store's errors. */
+  call<T>(command: () => Promise<T>): Promise<T>;
+  readonly keys: StoreKeys;
+  readonly channel: string;
+  wakeChannel(waiter: string): string;
+  damaged(what: string): Error;
+  readonly snapshot: Snapshot;
+}
+
+/** A decision's changes (null: validate the snapshot only), and what they were decided on. */
+export interface Sent {
+  readonly changes: Changes | null;
+  readonly now: number;
+  readonly validUntil: number;
+  readonly checkTime: boolean;
+  /** The decision's conflict domains; absent or null: the whole store is compared. */
+  readonly domains?: readonly string[] | null;
+  /** The fence the decision started from. */
+  readonly seenFence?: number;
+}
+
+/**
+ * 'ok' when committed, 'folded' when committed and already in the cache (it came on a channel
+ * first), 'rebased' when committed on a newer store (the cache is synced to it), 'time' and 'again'
+ * when the caller must decide again on the refreshed cache. `offset`: how far the script moved the
+ * new fences up (NaN: it did, by an unknown amount; the cache is then synced).
+ */
+export interface CommitAnswer {
+  readonly kind: 'ok' | 'folded' | 'rebased' | 'time' | 'again';
+  readonly offset: number;
+}
+
+/**
+ * Sends a change set (or null: validate only) and folds the answer into the cache: 'ok' when
+ * committed, 'folded' when committed and already in the cache (it came on the channel first),
+ * 'rebased' when committed on a newer store (the cache is synced to it), 'time' and 'again' when
+ * the caller must decide again on the refreshed cache. `offset`: how far the script moved the new
+ * fences up (NaN: it did, by an unknown amount; the cache is then synced).
+ */
+export async function commit(line: CommitLine, sent: Sent): Promise<CommitAnswer> {
+  const { snapshot } = line;
+  const { changes } = sent;
+  const cache = snapshot.cache;
+  const domains = sent.domains ?? null;
+  const reads: [string, number][] = [];
+  if (cache && domains !== null) {
+    const at = Number(cache.version);
+    for (const key of readKeys(domains)) reads.push([key, Math.max(at, cache.known.get(key) ?? 0)]);
+  }
+  const writes = new Set<string>();
+  const put: [string, string][] = [];
+  const notify: string[] = [];
+  if (changes !== null) {
+    for (const record of changes.put) {
+      const json = JSON.stringify(record);
+      put.push([record.id, json]);
+      // Answers and messages send it back as written: found, not parsed again (see recordOf).
+      // Decisions write only JSON-safe records (no undefined fields, finite numbers), so the
+      // object stands for what parsing that JSON gives.
+      snapshot.remember(json, record);
+      writeKeys(recordDomain(record), writes);
+    }
+    for (const id of changes.del) {
+      const record = cache?.locks.get(id);
+      writeKeys(record === undefined ? STORE_DOMAIN : recordDomain(record), writes);
+    }
+    // Waiters to wake, then holders to inform (their channels marked '~'): see COMMIT_LUA.
+    const wake = changes.wake ?? [];
+    for (const waiter of wake) notify.push(line.wakeChannel(waiter));
+    for (const holder of changes.inform ?? []) {
+      if (!wake.includes(holder)) notify.push(`~${line.wakeChannel(holder)}`);
+    }
+  }
+  const args: CommitArgs = {
+    keys: line.keys,
+    epoch: cache?.epoch ?? '',
+    version: cache?.version ?? '',
+    checkTime: sent.checkTime,
+    how:
+      changes !== null && cache
+        ? commitHow(changes, cache.locks, sent.checkTime ? null : snapshot.estimateNow())
+        : '',
+    now: sent.now,
+    validUntil: sent.validUntil,
+    fence: changes?.fence ?? cache?.fence ?? 0,
+    seenFence: domains === null ? null : (sent.seenFence ?? null),
+    tombstones: changes?.tombstones ? JSON.stringify(changes.tombstones) : '',
+    channel: line.channel,
+    commitId: changes ? randomBytesPooled(6).toString('base64url') : '',
+    reads,
+    writes,
+    put,
+    del: changes?.del ?? [],
+    notify,
+    events: changes !== null && changes.events.length > 0 ? JSON.stringify(changes.events) : null,
+  };
+  const reply = await line.call(() => line.client.agentLockCommit(...commitArgv(args)));
+  const [kind, epoch, version, serverNow] = reply as [string, string, string, string];
+  if (kind === 'damaged') throw line.damaged(`field ${epoch} cannot be read`);
+  snapshot.heard(serverNow);
+  if (kind === 'ok') {
+    // Compared whole, the commit was made on the snapshot's version and moved no fence.
+    const previous = reply[4] ?? cache?.version ?? '';
+    const offset = reply[5] === '?' && domains !== null ? Number.NaN : Number(reply[5] ?? 0) || 0;
+    // The channel may have carried this commit, and later ones, before its answer came back:
+    // then the cache has it already (and maybe what came after): leave it as it is.
+    if (changes !== null && cache && Number(cache.version) >= Number(version)) {
+      return { kind: 'folded', offset };
+    }
+    if (cache && Number.isNaN(offset)) {
+      // A commit sent again whose first answer was lost: the next decision syncs.
+      snapshot.forget();
+      return { kind: 'folded', offset };
+    }
+    if (cache && (previous === cache.version || version === cache.version)) {
+      // Nothing else committed between the snapshot and this: the whole cache is current.
+      cache.version = version;
+      cache.known.clear();
+    } else if (cache) {
+      // Others committed meanwhile, elsewhere: only what this decision read is current.
+      const at = Number(version);
+      for (const [key] of reads) cache.known.set(key, at);
+    }
+    return { kind: 'ok', offset };
+  }
+  if (kind === 'time') return { kind: 'time', offset: 0 };
+  // 'sync'; 'merged': our new tickets went in at the server's place in line, and the answer
+  // brings the cache up to date with them, deciding again finds them (and maybe a free way);
+  // 'rebased': our changes went in on a newer store, the decision stands. A cache that a named
+  // message moved past the answer's version meanwhile is newer still: it stays.
+  const current = snapshot.cache;
+  if (!(current && current.epoch === epoch && Number(current.version) > Number(version)))
+    snapshot.applySync(reply, epoch, version);
+  return kind === 'rebased' ? { kind: 'rebased', offset: Number.NaN } : { kind: 'again', offset: 0 };
+}
+
+/** Do the changes keep to the domains' subtrees (and leave the tombstones, which are the store's)? */
+export function inside(
+  changes: Changes,
+  seen: ReadonlyMap<string, LockRecord>,
+  domains: readonly string[],
+): boolean {
+  if (changes.tombstones !== null) return false;
+  for (const record of changes.put) if (!owns(domains, record)) return false;
+  for (const id of changes.del) {
+    const record = seen.get(id);
+    if (record === undefined || !owns(domains, record)) return false;
+  }
+  return true;
 }
