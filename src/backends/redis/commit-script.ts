@@ -1,6 +1,5 @@
 /**
- * The Lua scripts of the Redis store. The one that matters is COMMIT_LUA: compare-and-set on the
- * store's version, or on the versions of the conflict domains a decision read.
+ * The Redis store's commit script, COMMIT_LUA: compare-and-set on the versions a decision read.
  *
  * A client decides on its cached snapshot (the pure functions of core/decide) and sends the changes
  * here with the snapshot's epoch and version. The script, atomic on the server, commits them only
@@ -55,8 +54,7 @@
  * script takes such a decision on a store whose version moved, as long as none of the keys it read
  * moved past the version the client knows it at: decisions on unrelated scopes never invalidate
  * each other. Every commit moves the keys of the records it changes (the client names them), and
- * the store's #version as before, which older clients compare. #dv is the version the last commit
- * of this kind left; #floor voids every domain version known from before it (see below).
+ * #version, which older clients compare; #dv and #floor tell their commits apart (see below).
  *
  * NAMED CHANNELS. A waiter or holder the commit names hears it on its own channel whether or not
  * anyone watches, in the layout of ARGV[8]. While the store is small (48 hash fields at most) and
@@ -93,9 +91,8 @@
  * Answers, as arrays of strings:
  *   {'ok', epoch, version, now[, previous, offset]}
  *                                          committed (or validated), at server time `now` (ms);
- *                                          to a decision on domains also: on the store at version
- *                                          `previous`, its new fences moved up by `offset`
- *                                          (FENCES; '?' when resent: unknown, resync)
+ *                                          on domains, also the version it was made on and how far
+ *                                          its new fences moved (FENCES; '?' if resent: resync)
  *   {'time', epoch, version, now}          nothing done: the snapshot is current but the clock
  *                                          left the window; decide again at `now`
  *   {'sync', epoch, version, now, fence, tombstones or '', 'full' or 'delta', id, json, ...}
@@ -147,10 +144,8 @@ if not epoch then
   redis.call('HSET', store, '#epoch', epoch, '#version', '0', '#fence', '0', '#tomb_v', '0', '#dv', '0')
   redis.call('DEL', changes, domains)
 end
--- DOMAINS: a commit of this version leaves #dv at the version it made. A store whose #version is
--- not #dv was last changed by an older agent-lock, which moves no domain version: every domain
--- version known from before is void (the floor rises to the version found), and the commit is
--- compared whole, as that client's are.
+-- DOMAINS: #version not at #dv means an older agent-lock committed last, moving no domain version:
+-- every domain version known from before is void (the floor rises to the version found).
 local floor = tonumber(m[7] or '0')
 local floor_text = nil
 if dv ~= version then
@@ -501,42 +496,4 @@ end
 if merged then return sync('merged', fence_after) end
 if rebased then return sync('rebased', fence_after) end
 return ok(previous)
-`;
-
-/** Keeps the store's #watch at least ARGV[1] ms past the server's time: commits publish until then. */
-export const WATCH_LUA = `
-local t = redis.call('TIME')
-local until_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
-if until_ms > tonumber(redis.call('HGET', KEYS[1], '#watch') or '0') then
-  redis.call('HSET', KEYS[1], '#watch', string.format('%.0f', until_ms))
-end
-return 1
-`;
-
-/**
- * `alock repair`: moves the fields the client found unreadable (ARGV: field, value as read, ...)
- * from the store hash into a hash of damage (KEYS[3], kept), each only while it still holds the
- * value the client judged, so that a record a commit rewrote meanwhile stays. Then every metadata
- * field but the tombstones goes and the changes list is emptied: the next commit starts a new epoch
- * (every cached snapshot resyncs), and fences go on from the server's clock, above all granted
- * before. Answers how many fields moved.
- */
-export const REPAIR_LUA = `
-local store, changes, aside = KEYS[1], KEYS[2], KEYS[3]
-local moved, meta = 0, false
-for k = 1, #ARGV, 2 do
-  local field, value = ARGV[k], ARGV[k + 1]
-  if redis.call('HGET', store, field) == value then
-    redis.call('HSET', aside, field, value)
-    redis.call('HDEL', store, field)
-    moved = moved + 1
-    if string.byte(field, 1) == 35 then meta = true end
-  end
-end
-if moved > 0 then
-  -- A new epoch at the next commit: every cached snapshot, which may hold what moved, resyncs.
-  redis.call('HDEL', store, '#epoch', '#version', '#fence', '#tomb_v')
-  redis.call('DEL', changes)
-end
-return moved
 `;

@@ -6,7 +6,8 @@
 import { createRequire } from 'node:module';
 import { AgentLockError } from '../../core/errors.js';
 import type { RedisTarget } from '../../core/redis-url.js';
-import { COMMIT_LUA, REPAIR_LUA, WATCH_LUA } from './commit-script.js';
+import { COMMIT_LUA } from './commit-script.js';
+import { REPAIR_LUA, WATCH_LUA } from './upkeep-scripts.js';
 
 /** The commands of ioredis this store uses, so that the library is loaded only when needed. */
 export interface Client {
