@@ -42,7 +42,7 @@ import {
   frozenDropped,
   waiterKey,
 } from './core/decide.js';
-import { targetDomains } from './core/domains.js';
+import { lockDomains, targetDomains } from './core/domains.js';
 import { AgentLockError } from './core/errors.js';
 import { EVENTS_KEPT, type EventFilter, eventMatches } from './core/events.js';
 import { type Identity, resolveIdentity } from './core/identity.js';
@@ -409,8 +409,16 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
     waiter ??= { host: identity.holder.host, pid: process.pid, started: startStamp(process.pid) };
     return waiter;
   };
-  const refsOf = (locks: readonly Lock[]): LeaseRef[] =>
-    locks.map((l) => ({ id: l.id, tokenHash: l.token === undefined ? null : hashToken(l.token) }));
+  // A lease's decisions (by id) name the conflict domains of its locks' scopes (TransactOptions).
+  const leaseDomains = new WeakMap<readonly LeaseRef[], string[] | undefined>();
+  const refsOf = (locks: readonly Lock[]): LeaseRef[] => {
+    const refs = locks.map((l) => ({
+      id: l.id,
+      tokenHash: l.token === undefined ? null : hashToken(l.token),
+    }));
+    leaseDomains.set(refs, lockDomains(locks));
+    return refs;
+  };
 
   /**
    * Waits in line: the first refused attempt takes a ticket (the store keeps our place), then every
@@ -512,10 +520,14 @@ export async function openLocks(options: OpenLocksOptions = {}): Promise<Locks> 
   }
 
   const releaseRefs = (refs: readonly LeaseRef[]) =>
-    run((state, ctx) => decideLeaseRelease(state, ctx, { refs }));
+    run((state, ctx) => decideLeaseRelease(state, ctx, { refs }), { domains: leaseDomains.get(refs) });
   const leaseStore: LeaseStore = {
-    renew: (refs, ttlSeconds) => run((state, ctx) => decideLeaseRenew(state, ctx, { refs, ttlSeconds })),
-    check: (refs) => run((state, ctx) => decideLeaseCheck(state, ctx, { refs })),
+    renew: (refs, ttlSeconds) =>
+      run((state, ctx) => decideLeaseRenew(state, ctx, { refs, ttlSeconds }), {
+        domains: leaseDomains.get(refs),
+      }),
+    check: (refs) =>
+      run((state, ctx) => decideLeaseCheck(state, ctx, { refs }), { domains: leaseDomains.get(refs) }),
     release: releaseRefs,
     watch: (listener) => backend.watch(listener),
   };

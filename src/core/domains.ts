@@ -21,7 +21,7 @@
  */
 import type { LockRecord } from './lock.js';
 import { recordScope } from './lock.js';
-import type { Scope } from './scope.js';
+import { type Scope, scopeFromPattern } from './scope.js';
 
 /** The domain of the whole store: an ancestor of every other. */
 export const STORE_DOMAIN = '*';
@@ -103,4 +103,11 @@ export function writeKeys(domain: string, into: Set<string>): void {
 /** TransactOptions.domains for a decision on these targets: absent when it must compare everything. */
 export function targetDomains(targets: readonly { readonly scope: Scope }[]): string[] | undefined {
   return scopeDomains(targets.map((target) => target.scope)) ?? undefined;
+}
+
+/** TransactOptions.domains for a decision on these locks by id (a lease's): those of their scopes. */
+export function lockDomains(
+  locks: readonly { readonly scope: string; readonly kind: Scope['kind'] }[],
+): string[] | undefined {
+  return scopeDomains(locks.map((lock) => scopeFromPattern(lock.scope, lock.kind))) ?? undefined;
 }

@@ -76,6 +76,20 @@ describeRedis('conflict domains on the redis store', () => {
     expect(statsOf(b).conflicts).toBe(0);
   });
 
+  it("a lease renews and releases by its locks' domains, not sent back by others' commits", async () => {
+    prefix = `domains-${randomBytes(6).toString('hex')}`;
+    const [a, b] = [await agent('A'), await agent('B')];
+    await a.list();
+    const held = await a.hold('@leased', { ttl: 30 });
+    expect(held.status).toBe('acquired');
+    expect((await b.acquire('@b')).status).toBe('acquired');
+    expect((await held.lease!.renew()).status).toBe('renewed');
+    expect((await b.release('@b')).status).toBe('released');
+    expect((await held.lease!.release()).status).toBe('released');
+    expect(statsOf(a).conflicts).toBe(0);
+    expect((await b.acquire('@leased')).status).toBe('acquired');
+  });
+
   it('a wider scope taken meanwhile sends a narrower decision back, which then sees it', async () => {
     prefix = `domains-${randomBytes(6).toString('hex')}`;
     const [a, b] = [await agent('A'), await agent('B')];
