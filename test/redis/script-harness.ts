@@ -26,6 +26,11 @@ export interface CommitArgs {
   /** Channels of waiters the commit names: each hears the commit, watched or not. */
   wake?: string[];
   events?: string;
+  /** DOMAINS: the domain version keys read, with the version known; the keys moved (default none). */
+  reads?: [string, string][];
+  writes?: string[];
+  /** FENCES: the fence the decision started from (default: none, its fences never move). */
+  seenFence?: number;
 }
 
 export interface Store {
@@ -91,12 +96,12 @@ export function store(redis: Redis, prefix = `script-${randomBytes(6).toString('
         now: a.at ?? 0,
         validUntil: a.until ?? 0,
         fence: a.fence as number,
-        seenFence: null,
+        seenFence: a.seenFence ?? null,
         tombstones: a.tombstones ?? '',
         channel: keys.channel,
         commitId: a.id ?? randomBytes(6).toString('hex'),
-        reads: [],
-        writes: [],
+        reads: (a.reads ?? []).map(([key, known]) => [key, Number(known)] as const),
+        writes: a.writes ?? [],
         put: a.puts ?? [],
         del: a.dels ?? [],
         notify: a.wake ?? [],

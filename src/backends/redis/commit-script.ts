@@ -108,8 +108,7 @@
 export const COMMIT_LUA = `
 local store, changes, history, domains = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local CHANGES_KEPT, EVENTS_KEPT, SLICE, FULL_FIELDS, REACH, RESENT_REACH = 128, 10000, 500, 48, 8, 32
-local DOMAINS_KEPT = 4096
-local MERGE_WINDOW_MS = 50
+local MERGE_WINDOW_MS, DOMAINS_KEPT = 50, 4096
 
 -- Numbers are parsed from strings as rarely as possible: each tonumber() is a strtod().
 local t = redis.call('TIME')
@@ -238,12 +237,11 @@ local events = first_event <= #ARGV and ARGV[first_event] or nil
 local new_fence = ARGV[6]
 local merged, rebased = false, false
 
--- DOMAINS: a decision on some scopes names the domain versions it read, each with the version the
--- client knows it at; none moved since (and none is known from before the floor) means nothing it
--- read has changed, whatever else the store's version went through.
+-- DOMAINS: none of the domain versions read moved past what the client knows (nor is known from
+-- before the floor): nothing it read has changed, whatever else the store's version went through.
 local domains_unchanged = false
 if epoch == ARGV[1] and version ~= ARGV[2] and reads > 0 then
-  local names = {}
+  local names = {} -- at most READS_SENT (commit.ts): unpack() is bounded by the Lua stack
   for k = 1, reads do names[k] = ARGV[10 + 2 * k] end
   local found = redis.call('HMGET', domains, unpack(names))
   domains_unchanged = true
@@ -362,8 +360,7 @@ if not merged and seen_fence and tonumber(new_fence) > seen_fence and seen_fence
   if events then events = string.gsub(events, '"fence":(%d+)', shift) end
 end
 local grown = new_fence ~= fence and tonumber(new_fence) > tonumber(fence)
--- The answer names the version committed on, and the fences' move, only to a decision on domains:
--- one compared whole was made on the version it sent, and its fences never move.
+-- Only a decision on domains is told the version it went in on and its fences' move (FENCES).
 local function ok(on)
   if reads == 0 then return {'ok', epoch, version, now_text} end
   return {'ok', epoch, version, now_text, on, string.format('%.0f', offset)}
@@ -384,14 +381,17 @@ end
 local fields = {'#version', version, '#dv', version}
 -- DOMAINS: each domain version the changes move (ARGV after writes_at) takes this commit's version.
 if writes > 0 then
-  local moved = {}
-  for k = 1, writes do
-    moved[#moved + 1] = ARGV[writes_at + k]
-    moved[#moved + 1] = version
+  local added = 0
+  for from = 1, writes, SLICE do
+    local moved = {}
+    for k = from, math.min(from + SLICE - 1, writes) do
+      moved[#moved + 1] = ARGV[writes_at + k]
+      moved[#moved + 1] = version
+    end
+    added = added + redis.call('HSET', domains, unpack(moved))
   end
-  -- New domains are few (a new scope); past DOMAINS_KEPT they all go, and the floor rises to this
-  -- commit: every version known from before it is void (a compare fails once, then syncs).
-  if redis.call('HSET', domains, unpack(moved)) > 0 and redis.call('HLEN', domains) > DOMAINS_KEPT then
+  -- Past DOMAINS_KEPT they all go, and the floor rises to this commit (a compare fails once, syncs).
+  if added > 0 and redis.call('HLEN', domains) > DOMAINS_KEPT then
     redis.call('DEL', domains)
     floor_text = version
   end

@@ -175,6 +175,9 @@ export interface CommitAnswer {
  * the caller must decide again on the refreshed cache. `offset`: how far the script moved the new
  * fences up (NaN: it did, by an unknown amount; the cache is then synced).
  */
+/** Most domain version keys a commit compares (COMMIT_LUA reads them with one HMGET). */
+const READS_SENT = 2000;
+
 export async function commit(line: CommitLine, sent: Sent): Promise<CommitAnswer> {
   const { snapshot } = line;
   const { changes } = sent;
@@ -184,6 +187,8 @@ export async function commit(line: CommitLine, sent: Sent): Promise<CommitAnswer
   if (cache && domains !== null) {
     const at = Number(cache.version);
     for (const key of readKeys(domains)) reads.push([key, Math.max(at, cache.known.get(key) ?? 0)]);
+    // A request of very many scopes is compared whole: the script reads its keys in one call.
+    if (reads.length > READS_SENT) reads.length = 0;
   }
   const writes = new Set<string>();
   const put: [string, string][] = [];
@@ -221,7 +226,7 @@ export async function commit(line: CommitLine, sent: Sent): Promise<CommitAnswer
     now: sent.now,
     validUntil: sent.validUntil,
     fence: changes?.fence ?? cache?.fence ?? 0,
-    seenFence: domains === null ? null : (sent.seenFence ?? null),
+    seenFence: reads.length === 0 ? null : (sent.seenFence ?? null),
     tombstones: changes?.tombstones ? JSON.stringify(changes.tombstones) : '',
     channel: line.channel,
     commitId: changes ? randomBytesPooled(6).toString('base64url') : '',
@@ -239,7 +244,7 @@ export async function commit(line: CommitLine, sent: Sent): Promise<CommitAnswer
   if (kind === 'ok') {
     // Compared whole, the commit was made on the snapshot's version and moved no fence.
     const previous = reply[4] ?? cache?.version ?? '';
-    const offset = reply[5] === '?' && domains !== null ? Number.NaN : Number(reply[5] ?? 0) || 0;
+    const offset = reply[5] === '?' && reads.length > 0 ? Number.NaN : Number(reply[5] ?? 0) || 0;
     // The channel may have carried this commit, and later ones, before its answer came back:
     // then the cache has it already (and maybe what came after): leave it as it is.
     if (changes !== null && cache && Number(cache.version) >= Number(version)) {
