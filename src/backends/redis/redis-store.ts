@@ -4,6 +4,10 @@
  * commits through one Lua script that applies the changes only if the store is still at the
  * snapshot's version (compare-and-set) and the server's clock is still inside the window the
  * decision holds for. A lost race answers the missing changes, and the handle decides again.
+ * A decision about some scopes (TransactOptions.domains) is compared on the versions of their
+ * conflict domains only (core/domains), so that decisions on unrelated scopes never lose a race to
+ * each other (issue 19). Files: connection.ts (ioredis), snapshot.ts (the cached store and the
+ * messages folded into it), commit.ts (what a commit sends and how its answer is read).
  *
  * So a handle whose snapshot is current (the usual case for a daemon or a library user) pays one
  * round trip per decision; a new handle (each CLI run) pays one more to load the snapshot. Time
