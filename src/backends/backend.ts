@@ -25,6 +25,14 @@ export interface TransactOptions {
    * the waiter asks the store again at once.
    */
   readonly cached?: boolean;
+  /**
+   * The conflict domains (core/domains) of the scopes the decision is about: it reads and writes
+   * nothing else. A store that versions domains (Redis) decides on their records only and compares
+   * only their versions, so that decisions on unrelated scopes commit independently; one that
+   * would change a record outside them is made again on the whole store. Others ignore it.
+   * Absent: the decision may read anything (list, release --all, by id).
+   */
+  readonly domains?: readonly string[];
 }
 
 export type WatchListener = (touched: readonly string[] | null) => void;

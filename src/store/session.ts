@@ -35,6 +35,7 @@ import {
   type Target,
 } from '../core/decide.js';
 import type { TransactOptions } from '../backends/backend.js';
+import { lockDomains, targetDomains } from '../core/domains.js';
 import { AgentLockError } from '../core/errors.js';
 import type { Identity } from '../core/identity.js';
 import type { Lock } from '../core/lock.js';
@@ -148,13 +149,25 @@ export function createSession(core: StoreCore, identity: Identity): Session {
       const marked = where.checkout === null ? req : { ...req, checkout: where.checkout };
       return acrossAcquire(state, ctx, marked, decideAcquire(state, ctx, marked), where);
     }, options);
-  const refsOf = (locks: readonly Lock[]): LeaseRef[] =>
-    locks.map((l) => ({ id: l.id, tokenHash: l.token === undefined ? null : core.hashToken(l.token) }));
+  // A lease's decisions (by id) name the conflict domains of its locks' scopes (TransactOptions).
+  const leaseDomains = new WeakMap<readonly LeaseRef[], string[] | undefined>();
+  const refsOf = (locks: readonly Lock[]): LeaseRef[] => {
+    const refs = locks.map((l) => ({
+      id: l.id,
+      tokenHash: l.token === undefined ? null : core.hashToken(l.token),
+    }));
+    leaseDomains.set(refs, lockDomains(locks));
+    return refs;
+  };
   const releaseRefs = (refs: readonly LeaseRef[]) =>
-    run((state, ctx) => decideLeaseRelease(state, ctx, { refs }));
+    run((state, ctx) => decideLeaseRelease(state, ctx, { refs }), { domains: leaseDomains.get(refs) });
   const leaseStore: LeaseStore = {
-    renew: (refs, ttlSeconds) => run((state, ctx) => decideLeaseRenew(state, ctx, { refs, ttlSeconds })),
-    check: (refs) => run((state, ctx) => decideLeaseCheck(state, ctx, { refs })),
+    renew: (refs, ttlSeconds) =>
+      run((state, ctx) => decideLeaseRenew(state, ctx, { refs, ttlSeconds }), {
+        domains: leaseDomains.get(refs),
+      }),
+    check: (refs) =>
+      run((state, ctx) => decideLeaseCheck(state, ctx, { refs }), { domains: leaseDomains.get(refs) }),
     release: releaseRefs,
     watch: (listener) => store.watch(listener),
   };
@@ -187,15 +200,17 @@ export function createSession(core: StoreCore, identity: Identity): Session {
         ? await waitInLine(
             core,
             {
-              attempt: (ticket, cached) => acquireHere({ ...req, wait: ticket }, { cached }),
-              leave: (hash) => run((state, ctx) => decideLeave(state, ctx, { hash })),
+              attempt: (ticket, cached) =>
+                acquireHere({ ...req, wait: ticket }, { cached, domains: targetDomains(wanted) }),
+              leave: (hash) =>
+                run((state, ctx) => decideLeave(state, ctx, { hash }), { domains: targetDomains(wanted) }),
               releaseRefs,
               refsOf,
             },
             wait,
             opts,
           )
-        : await acquireHere(req);
+        : await acquireHere(req, { domains: targetDomains(wanted) });
     // The files are changed only once the lock records them: whatever happens next, the record
     // says what to restore.
     if (outcome.status === 'acquired' && freeze) {
@@ -223,7 +238,9 @@ export function createSession(core: StoreCore, identity: Identity): Session {
           typeof scopes === 'object' && 'all' in scopes ? ('all' as const) : core.targets(scopes as string[]),
         token: opts.token ?? null,
       };
-      return run((state, ctx) => decideRelease(state, ctx, req));
+      return run((state, ctx) => decideRelease(state, ctx, req), {
+        domains: req.targets === 'all' ? undefined : targetDomains(req.targets),
+      });
     },
     async renew(scopes, opts = {}) {
       const req = {
@@ -231,17 +248,21 @@ export function createSession(core: StoreCore, identity: Identity): Session {
         ttlSeconds: checkedTtl(opts.ttl, null),
         token: opts.token ?? null,
       };
-      return run((state, ctx) => decideRenew(state, ctx, req));
+      return run((state, ctx) => decideRenew(state, ctx, req), { domains: targetDomains(req.targets) });
     },
     async check(scopes, opts = {}) {
       const req = { targets: core.targets(scopes), mode: mode(opts.shared) };
       const where = core.across();
-      return run((state, ctx) => acrossCheck(state, ctx, req, decideCheck(state, ctx, req), where));
+      return run((state, ctx) => acrossCheck(state, ctx, req, decideCheck(state, ctx, req), where), {
+        domains: targetDomains(req.targets),
+      });
     },
     async checkPaths(paths) {
       if (paths.length === 0) return { status: 'free', locks: [], conflicts: [] };
       const targets: Target[] = paths.map((p) => ({ scope: pathScope(p), tree: store.tree.key }));
-      return run((state, ctx) => decideCheck(state, ctx, { targets, mode: 'exclusive' }));
+      return run((state, ctx) => decideCheck(state, ctx, { targets, mode: 'exclusive' }), {
+        domains: targetDomains(targets),
+      });
     },
     async list() {
       return run((state, ctx) => decideList(state, ctx, { mineOnly: false }));
@@ -258,11 +279,13 @@ export function createSession(core: StoreCore, identity: Identity): Session {
         text: text(noteText, 'note', MAX_NOTE, true)!,
         token: opts.token ?? null,
       };
-      return run((state, ctx) => decideNote(state, ctx, req));
+      return run((state, ctx) => decideNote(state, ctx, req), { domains: targetDomains([req.target]) });
     },
     async resume(scope) {
       const [target] = core.targets(scope);
-      return run((state, ctx) => decideResume(state, ctx, { target: target! }));
+      return run((state, ctx) => decideResume(state, ctx, { target: target! }), {
+        domains: targetDomains([target!]),
+      });
     },
     async breakLock(scopes, opts = {}) {
       const list = typeof scopes === 'string' ? [scopes] : scopes;
@@ -276,7 +299,9 @@ export function createSession(core: StoreCore, identity: Identity): Session {
         ids,
         reason: text(opts.reason, 'reason', MAX_INTENT, false),
       };
-      return run((state, ctx) => decideBreak(state, ctx, req));
+      return run((state, ctx) => decideBreak(state, ctx, req), {
+        domains: ids.length > 0 ? undefined : targetDomains(req.targets),
+      });
     },
   };
 }

@@ -240,7 +240,7 @@ describeRedis('the redis store on a Redis Cluster', () => {
 
     const found = await keysOf(prefix);
     expect(found.map((f) => f.key).sort()).toEqual(
-      ['changes', 'history', 'store'].map((k) => `{${prefix}}:${k}`),
+      ['changes', 'domains', 'history', 'store'].map((k) => `{${prefix}}:${k}`),
     );
     expect(new Set(found.map((f) => f.node)).size).toBe(1);
     const slots = new Set<number>();

@@ -328,7 +328,7 @@ describeRedis('redis store on the server clock', () => {
     const flags: string[] = [];
     const send = client.agentLockCommit.bind(client);
     client.agentLockCommit = (...args) => {
-      flags.push(args[5]!);
+      flags.push(args[6]!);
       return send(...args);
     };
     expect((await x.acquire('@r')).status).toBe('acquired');

@@ -1,6 +1,5 @@
 /**
- * The Lua scripts of the Redis store. The one that matters is COMMIT_LUA: compare-and-set on the
- * store's version.
+ * The Redis store's commit script, COMMIT_LUA: compare-and-set on the versions a decision read.
  *
  * A client decides on its cached snapshot (the pure functions of core/decide) and sends the changes
  * here with the snapshot's epoch and version. The script, atomic on the server, commits them only
@@ -40,10 +39,22 @@
  * ARGV[9] a fresh id for this commit ('' to validate only): a commit that arrives again (the
  *         client's connection dropped before the answer and ioredis sent it anew) answers 'ok'
  *         with the version it made, instead of being judged stale
- * ARGV[10] n, then n pairs (lock id, record JSON) to write; then m, then m lock ids to delete;
- *         then w, then w channels: of waiters to wake (see Changes.wake), or, marked with a
- *         leading '~', of holders to inform (Changes.inform); then, when it records events, one
- *         JSON array of them
+ * KEYS[4] domains  hash: domain version key -> the version of the last commit that moved it (see
+ *                  DOMAINS; core/domains names the keys)
+ * ARGV[10] the fence the decision started from, when its new fences may be moved up (FENCES), or ''
+ * ARGV[11] r, then r pairs (domain version key, the version the client knows it at): the domains
+ *         the decision read (DOMAINS); then d, then d domain version keys the changes move; then n,
+ *         then n pairs (lock id, record JSON) to write; then m, then m lock ids to delete; then w,
+ *         then w channels: of waiters to wake (see Changes.wake), or, marked with a leading '~', of
+ *         holders to inform (Changes.inform); then, when it records events, one JSON array of them
+ *
+ * DOMAINS. A decision about some scopes reads only the records of their conflict domains
+ * (core/domains): the records exactly at each domain's ancestors ('o' keys) and the whole subtree
+ * of each domain ('s' keys). Each key holds the version of the last commit that moved it, so the
+ * script takes such a decision on a store whose version moved, as long as none of the keys it read
+ * moved past the version the client knows it at: decisions on unrelated scopes never invalidate
+ * each other. Every commit moves the keys of the records it changes (the client names them), and
+ * #version, which older clients compare; #dv and #floor tell their commits apart (see below).
  *
  * NAMED CHANNELS. A waiter or holder the commit names hears it on its own channel whether or not
  * anyone watches, in the layout of ARGV[8]. While the store is small (48 hash fields at most) and
@@ -78,7 +89,10 @@
  * 'rebased' with a sync: committed, and the client keeps its result.
  *
  * Answers, as arrays of strings:
- *   {'ok', epoch, version, now}            committed (or validated), at server time `now` (ms)
+ *   {'ok', epoch, version, now[, previous, offset]}
+ *                                          committed (or validated), at server time `now` (ms);
+ *                                          on domains, also the version it was made on and how far
+ *                                          its new fences moved (FENCES; '?' if resent: resync)
  *   {'time', epoch, version, now}          nothing done: the snapshot is current but the clock
  *                                          left the window; decide again at `now`
  *   {'sync', epoch, version, now, fence, tombstones or '', 'full' or 'delta', id, json, ...}
@@ -92,9 +106,9 @@
  * fails the check).
  */
 export const COMMIT_LUA = `
-local store, changes, history = KEYS[1], KEYS[2], KEYS[3]
+local store, changes, history, domains = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local CHANGES_KEPT, EVENTS_KEPT, SLICE, FULL_FIELDS, REACH, RESENT_REACH = 128, 10000, 500, 48, 8, 32
-local MERGE_WINDOW_MS = 50
+local MERGE_WINDOW_MS, DOMAINS_KEPT = 50, 4096
 
 -- Numbers are parsed from strings as rarely as possible: each tonumber() is a strtod().
 local t = redis.call('TIME')
@@ -115,19 +129,27 @@ end
 
 -- A store without metadata is new, or lost its data (a restart without persistence, a flush): it
 -- gets a new epoch, so that every cached snapshot is known to be stale.
-local m = redis.call('HMGET', store, '#epoch', '#version', '#fence', '#watch', '#tomb_v')
-local epoch, version, fence = m[1], m[2], m[3]
+local m = redis.call('HMGET', store, '#epoch', '#version', '#fence', '#watch', '#tomb_v', '#dv', '#floor')
+local epoch, version, fence, dv = m[1], m[2], m[3], m[6]
 -- Metadata that cannot be read fails closed, checked before anything is written (a script that
 -- fails halfway is not rolled back): nothing is decided over it, and nothing is rewritten. The
 -- client says so and names REPAIR_LUA, which keeps the damage aside when asked.
-local META = {'#epoch', '#version', '#fence', '#watch', '#tomb_v'}
-for k = 2, 5 do
+local META = {'#epoch', '#version', '#fence', '#watch', '#tomb_v', '#dv', '#floor'}
+for k = 2, 7 do
   if m[k] and not tonumber(m[k]) then return {'damaged', META[k]} end
 end
 if not epoch then
-  epoch, version, fence = micros, '0', '0'
-  redis.call('HSET', store, '#epoch', epoch, '#version', '0', '#fence', '0', '#tomb_v', '0')
-  redis.call('DEL', changes)
+  epoch, version, fence, dv = micros, '0', '0', '0'
+  redis.call('HSET', store, '#epoch', epoch, '#version', '0', '#fence', '0', '#tomb_v', '0', '#dv', '0')
+  redis.call('DEL', changes, domains)
+end
+-- DOMAINS: #version not at #dv means an older agent-lock committed last, moving no domain version:
+-- every domain version known from before is void (the floor rises to the version found).
+local floor = tonumber(m[7] or '0')
+local floor_text = nil
+if dv ~= version then
+  floor_text = version
+  floor = tonumber(version)
 end
 
 -- The words of a changes-list entry: its version, the previous one, the commit id, then the ids it
@@ -157,7 +179,8 @@ local function sync(kind, fence_now)
         local mine = ARGV[9] ~= '' and words[3] == ARGV[9]
         if words[2] == ARGV[2] then
           -- This very commit was applied already: answer as the first time.
-          if mine then return {'ok', epoch, words[1], now_text} end
+          -- (By how much its fences moved is not kept: '?' tells the client to resync.)
+          if mine then return {'ok', epoch, words[1], now_text, words[2], '?'} end
           delta = seen
           break
         end
@@ -195,8 +218,13 @@ local function sync(kind, fence_now)
   return reply
 end
 
-local puts = tonumber(ARGV[10])
-local dels_at = 11 + 2 * puts
+local seen_fence = tonumber(ARGV[10])
+local reads = tonumber(ARGV[11])
+local writes_at = 12 + 2 * reads
+local writes = tonumber(ARGV[writes_at])
+local puts_at = writes_at + writes + 1
+local puts = tonumber(ARGV[puts_at])
+local dels_at = puts_at + 1 + 2 * puts
 local dels = tonumber(ARGV[dels_at])
 local wakes_at = dels_at + dels + 1
 local wakes = tonumber(ARGV[wakes_at])
@@ -204,9 +232,28 @@ local first_event = wakes_at + wakes + 1
 local outside = string.byte(ARGV[3], 1) == 49 and (now < tonumber(ARGV[4]) or now >= tonumber(ARGV[5]))
 -- The records to write, and the fence after the commit (MERGE rewrites both).
 local records = {}
-for k = 1, puts do records[k] = ARGV[10 + 2 * k] end
+for k = 1, puts do records[k] = ARGV[puts_at + 2 * k] end
+local events = first_event <= #ARGV and ARGV[first_event] or nil
 local new_fence = ARGV[6]
 local merged, rebased = false, false
+
+-- DOMAINS: none of the domain versions read moved past what the client knows (nor is known from
+-- before the floor): nothing it read has changed, whatever else the store's version went through.
+local domains_unchanged = false
+if epoch == ARGV[1] and version ~= ARGV[2] and reads > 0 then
+  local names = {} -- at most READS_SENT (commit.ts): unpack() is bounded by the Lua stack
+  for k = 1, reads do names[k] = ARGV[10 + 2 * k] end
+  local found = redis.call('HMGET', domains, unpack(names))
+  domains_unchanged = true
+  for k = 1, reads do
+    local known = tonumber(ARGV[11 + 2 * k])
+    -- A version that cannot be read counts as moved: the client syncs and compares the whole store.
+    if not known or known < floor or (found[k] and (tonumber(found[k]) or math.huge) > known) then
+      domains_unchanged = false
+      break
+    end
+  end
+end
 
 -- Whether this very commit (its id, ARGV[9]) is among the last RESENT_REACH entries: sent again
 -- after a lost reply, a merge must not go in twice (its ticket may have been handed over since).
@@ -257,7 +304,7 @@ local function rebasable()
   return true
 end
 
-if epoch ~= ARGV[1] or version ~= ARGV[2] then
+if epoch ~= ARGV[1] or (version ~= ARGV[2] and not domains_unchanged) then
   local flag = string.byte(ARGV[3], 2)
   -- Events are appended to the history, never compared: a merged place in line (queued) or a
   -- rebased hand-over (released, handed_over) records the same events on the newer store.
@@ -270,7 +317,7 @@ if epoch ~= ARGV[1] or version ~= ARGV[2] then
     and not resent()
   if mergeable then
     local ids = {}
-    for k = 1, puts do ids[k] = ARGV[9 + 2 * k] end
+    for k = 1, puts do ids[k] = ARGV[puts_at - 1 + 2 * k] end
     -- Only new tickets: one already there is this very commit sent again (or a clash).
     local found = redis.call('HMGET', store, unpack(ids))
     for k = 1, puts do
@@ -296,9 +343,30 @@ if outside then
   return {'time', epoch, version, now_text}
 end
 
+-- FENCES. A decision on some domains took its fences from the last one it saw (ARGV[10]); others
+-- may have granted since. Its new fences (those above what it saw) move up past the store's, in
+-- its records and events alike, and the answer says by how much: fences keep increasing across
+-- every grant, and grants on unrelated scopes never conflict over them.
+local offset = 0
+if not merged and seen_fence and tonumber(new_fence) > seen_fence and seen_fence < tonumber(fence) then
+  offset = tonumber(fence) - seen_fence
+  local function shift(n)
+    n = tonumber(n)
+    if n > seen_fence then n = n + offset end
+    return '"fence":' .. string.format('%.0f', n)
+  end
+  new_fence = string.format('%.0f', tonumber(new_fence) + offset)
+  for k = 1, puts do records[k] = string.gsub(records[k], '"fence":(%d+)', shift, 1) end
+  if events then events = string.gsub(events, '"fence":(%d+)', shift) end
+end
 local grown = new_fence ~= fence and tonumber(new_fence) > tonumber(fence)
+-- Only a decision on domains is told the version it went in on and its fences' move (FENCES).
+local function ok(on)
+  if reads == 0 then return {'ok', epoch, version, now_text} end
+  return {'ok', epoch, version, now_text, on, string.format('%.0f', offset)}
+end
 if puts == 0 and dels == 0 and first_event > #ARGV and ARGV[7] == '' and not grown then
-  return {'ok', epoch, version, now_text}
+  return ok(version)
 end
 
 -- Versions, like fences, never repeat, even after a restore from an older snapshot: they follow
@@ -310,7 +378,28 @@ if next_n > micros_n then
 else
   version = micros
 end
-local fields = {'#version', version}
+local fields = {'#version', version, '#dv', version}
+-- DOMAINS: each domain version the changes move (ARGV after writes_at) takes this commit's version.
+if writes > 0 then
+  local added = 0
+  for from = 1, writes, SLICE do
+    local moved = {}
+    for k = from, math.min(from + SLICE - 1, writes) do
+      moved[#moved + 1] = ARGV[writes_at + k]
+      moved[#moved + 1] = version
+    end
+    added = added + redis.call('HSET', domains, unpack(moved))
+  end
+  -- Past DOMAINS_KEPT they all go, and the floor rises to this commit (a compare fails once, syncs).
+  if added > 0 and redis.call('HLEN', domains) > DOMAINS_KEPT then
+    redis.call('DEL', domains)
+    floor_text = version
+  end
+end
+if floor_text then
+  fields[#fields + 1] = '#floor'
+  fields[#fields + 1] = floor_text
+end
 if grown then
   fields[#fields + 1] = '#fence'
   fields[#fields + 1] = new_fence
@@ -324,15 +413,18 @@ end
 -- The metadata goes with the lock writes in one HSET when they are few.
 if puts > 0 and puts <= 100 then
   for k = 1, puts do
-    fields[#fields + 1] = ARGV[9 + 2 * k]
+    fields[#fields + 1] = ARGV[puts_at - 1 + 2 * k]
     fields[#fields + 1] = records[k]
   end
 elseif puts > 0 then
-  each('HSET', store, 11, 10 + 2 * puts)
+  -- Renumbered fences (FENCES) are in records[], not in ARGV.
+  for k = 1, puts do
+    redis.call('HSET', store, ARGV[puts_at - 1 + 2 * k], records[k])
+  end
 end
 local touched = {version, previous, ARGV[9] ~= '' and ARGV[9] or '-'}
-for k = 1, puts do touched[#touched + 1] = ARGV[9 + 2 * k] end
-for k = 1, dels do touched[#touched + 1] = ARGV[11 + 2 * puts + k] end
+for k = 1, puts do touched[#touched + 1] = ARGV[puts_at - 1 + 2 * k] end
+for k = 1, dels do touched[#touched + 1] = ARGV[dels_at + k] end
 local entry = table.concat(touched, ' ')
 -- The list and the stream first: a key of another type fails the script here, before the locks
 -- are written (a script that fails halfway is not rolled back).
@@ -342,11 +434,11 @@ if redis.call('RPUSH', changes, entry) > 2 * CHANGES_KEPT then
 end
 -- In the same script as the change, so no crash keeps one without the other. MAXLEN ~ trims
 -- whole radix-tree nodes only, which keeps it cheap.
-if first_event <= #ARGV then
-  redis.call('XADD', history, 'MAXLEN', '~', EVENTS_KEPT, '*', 'e', ARGV[first_event])
+if events then
+  redis.call('XADD', history, 'MAXLEN', '~', EVENTS_KEPT, '*', 'e', events)
 end
 redis.call('HSET', store, unpack(fields))
-if dels > 0 then each('HDEL', store, 12 + 2 * puts, 11 + 2 * puts + dels) end
+if dels > 0 then each('HDEL', store, dels_at + 1, dels_at + dels) end
 -- Listeners get the whole commit: which records changed (a lease not among them skips its check),
 -- and the change itself, so that a handle at the previous version moves to this one without a
 -- round trip. Lines: the changes-list entry, the fence, the tombstones ('' unchanged), the records.
@@ -403,43 +495,5 @@ end
 -- after it.
 if merged then return sync('merged', fence_after) end
 if rebased then return sync('rebased', fence_after) end
-return {'ok', epoch, version, now_text}
-`;
-
-/** Keeps the store's #watch at least ARGV[1] ms past the server's time: commits publish until then. */
-export const WATCH_LUA = `
-local t = redis.call('TIME')
-local until_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
-if until_ms > tonumber(redis.call('HGET', KEYS[1], '#watch') or '0') then
-  redis.call('HSET', KEYS[1], '#watch', string.format('%.0f', until_ms))
-end
-return 1
-`;
-
-/**
- * `alock repair`: moves the fields the client found unreadable (ARGV: field, value as read, ...)
- * from the store hash into a hash of damage (KEYS[3], kept), each only while it still holds the
- * value the client judged, so that a record a commit rewrote meanwhile stays. Then every metadata
- * field but the tombstones goes and the changes list is emptied: the next commit starts a new epoch
- * (every cached snapshot resyncs), and fences go on from the server's clock, above all granted
- * before. Answers how many fields moved.
- */
-export const REPAIR_LUA = `
-local store, changes, aside = KEYS[1], KEYS[2], KEYS[3]
-local moved, meta = 0, false
-for k = 1, #ARGV, 2 do
-  local field, value = ARGV[k], ARGV[k + 1]
-  if redis.call('HGET', store, field) == value then
-    redis.call('HSET', aside, field, value)
-    redis.call('HDEL', store, field)
-    moved = moved + 1
-    if string.byte(field, 1) == 35 then meta = true end
-  end
-end
-if moved > 0 then
-  -- A new epoch at the next commit: every cached snapshot, which may hold what moved, resyncs.
-  redis.call('HDEL', store, '#epoch', '#version', '#fence', '#tomb_v')
-  redis.call('DEL', changes)
-end
-return moved
+return ok(previous)
 `;
