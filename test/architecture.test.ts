@@ -17,6 +17,16 @@ function sources(folder: string): string[] {
     .map((file) => path.join(folder, file));
 }
 
+/** Relative imports of a source file, resolved to source paths; `import type` only when asked. */
+function imports(file: string, withTypes: boolean): string[] {
+  const pattern = withTypes
+    ? /^\s*(?:import|export)\s+(?:[^'";]*?\sfrom\s+)?'(\.{1,2}\/[^']+)'/gm
+    : /^\s*(?:import|export)\s+(?!type\b)(?:[^'";]*?\sfrom\s+)?'(\.{1,2}\/[^']+)'/gm;
+  return [...code(file).matchAll(pattern)].map((match) =>
+    path.join(path.dirname(file), match[1] as string).replace(/\.js$/, '.ts'),
+  );
+}
+
 describe('architecture', () => {
   it('keeps src/core free of the disk, the process and the network', () => {
     const offenders = sources('src/core').filter((file) => {
@@ -38,5 +48,52 @@ describe('architecture', () => {
       .filter((file) => !file.startsWith(`src${path.sep}cli`))
       .filter((file) => /console\.(log|error)|process\.(stdout|stderr)\.write/.test(code(file)));
     expect(offenders).toEqual([]);
+  });
+  it('lets only the store decide: nothing outside src/store and src/backends calls transact', () => {
+    const offenders = sources('src')
+      .filter((file) => !file.startsWith(`src${path.sep}backends${path.sep}`))
+      .filter((file) => !file.startsWith(`src${path.sep}store${path.sep}`))
+      .filter((file) => /\.transact\s*\(/.test(code(file)));
+    expect(offenders).toEqual([]);
+  });
+
+  it('keeps the other front ends off cli/: mcp/, integrations/, doctor/ and ui/ never import it', () => {
+    const cli = `src${path.sep}cli${path.sep}`;
+    const offenders = ['src/mcp', 'src/integrations', 'src/doctor', 'src/ui']
+      .flatMap(sources)
+      .filter((file) => imports(file, true).some((target) => target.startsWith(cli)));
+    expect(offenders).toEqual([]);
+  });
+
+  it('has no import circles (imports that exist at run time)', () => {
+    const graph = new Map(sources('src').map((file) => [file, imports(file, false)]));
+    const circles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const trail: string[] = [];
+    const visit = (file: string): void => {
+      state.set(file, 'open');
+      trail.push(file);
+      for (const next of graph.get(file) ?? []) {
+        if (!graph.has(next)) continue;
+        if (state.get(next) === 'open')
+          circles.push([...trail.slice(trail.indexOf(next)), next].join(' -> '));
+        else if (!state.has(next)) visit(next);
+      }
+      trail.pop();
+      state.set(file, 'done');
+    };
+    for (const file of graph.keys()) if (!state.has(file)) visit(file);
+    expect(graph.size).toBeGreaterThan(50);
+    expect(circles).toEqual([]);
+  });
+
+  it('keeps every source file at 500 lines or fewer', () => {
+    const long = sources('src')
+      .map((file) => ({
+        file,
+        lines: readFileSync(path.join(root, file), 'utf8').trimEnd().split('\n').length,
+      }))
+      .filter(({ lines }) => lines > 500);
+    expect(long).toEqual([]);
   });
 });
