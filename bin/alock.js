@@ -53,11 +53,13 @@ const listen = () => {
   process.stderr.on('error', () => {});
 };
 const argv = process.argv.slice(2);
-const readStdin = async () => {
+/** Standard input's bytes, read through the stream; decoded by the caller, once, whole. */
+const readStdinBytes = async () => {
   const chunks = [];
   for await (const chunk of process.stdin) chunks.push(chunk);
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 };
+const readStdin = async () => (await readStdinBytes()).toString('utf8');
 /** Resolves once both streams have written all they were given. */
 function flushed(code) {
   return new Promise((resolve) => {
@@ -108,7 +110,8 @@ async function readStdinDirect() {
       read = readSync(0, buffer, 0, buffer.length, null);
     } catch {
       // EAGAIN (a non-blocking pipe) or anything else: the stream reads the rest, as it always has.
-      chunks.push(Buffer.from(await readStdin(), 'utf8'));
+      // Bytes, not text: a character split across the two reads must be decoded whole.
+      chunks.push(await readStdinBytes());
       break;
     }
     if (read === 0) break;

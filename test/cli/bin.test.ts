@@ -2,9 +2,10 @@
  * End to end through the real binary: `node bin/alock.js` runs the bundled dist/cli.js, each run a
  * separate process, so these also show that locks hold across processes.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import {
   closeSync,
+  constants,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -13,6 +14,7 @@ import {
   realpathSync,
   rmSync,
   symlinkSync,
+  writeSync,
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -243,4 +245,50 @@ describe('invoked as agent-lock (a node_modules/.bin style symlink)', () => {
       }
     },
   );
+});
+
+describe('a hook reading its payload from a non-blocking pipe', () => {
+  it('decodes a character split between two reads whole, so a held file is still refused', async () => {
+    // Held by A. The payload names the file; it arrives in two writes, split inside the `é`: the
+    // hook reads the first part on the descriptor, meets EAGAIN and reads the rest from the stream.
+    expect(alock('A', ['acquire', 'src/café.ts']).code).toBe(0);
+    const payload = Buffer.from(
+      JSON.stringify({
+        session_id: 'split-1',
+        hook_event_name: 'PreToolUse',
+        tool_name: 'Write',
+        tool_input: { file_path: path.join(tree, 'src', 'café.ts'), content: 'x' },
+        cwd: tree,
+      }),
+    );
+    const cut = payload.indexOf(Buffer.from('é')) + 1;
+    const fifo = path.join(base, 'split.fifo');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const writer = openSync(fifo, constants.O_WRONLY);
+    // Node (libuv) makes a child's stdin blocking as it starts it; perl (part of every Debian
+    // system) makes it non-blocking again, as some agent harnesses leave it, and execs the hook.
+    const nonBlocking =
+      'use Fcntl; fcntl(STDIN, F_SETFL, fcntl(STDIN, F_GETFL, 0) | O_NONBLOCK) or die; exec @ARGV';
+    const child = spawn('perl', ['-e', nonBlocking, process.execPath, bin, 'hooks', 'claude-pre-tool-use'], {
+      cwd: tree,
+      env: cleanEnv({}),
+      stdio: [reader, 'pipe', 'pipe'],
+    });
+    closeSync(reader);
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('utf8');
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    writeSync(writer, payload.subarray(0, cut));
+    // Time for the hook to start and read the first part (if it is slower, it reads both parts at
+    // once, and the answer must be the same).
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    writeSync(writer, payload.subarray(cut));
+    closeSync(writer);
+    expect(await exited).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny' } });
+    expect(alock('A', ['release', 'src/café.ts']).code).toBe(0);
+  });
 });
