@@ -277,7 +277,7 @@ describe('a hook reading its payload from a non-blocking pipe', () => {
     });
     closeSync(reader);
     let stdout = '';
-    child.stdout.on('data', (chunk: Buffer) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
       stdout += chunk.toString('utf8');
     });
     const exited = new Promise<number | null>((resolve) => child.on('close', resolve));

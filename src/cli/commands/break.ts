@@ -1,9 +1,15 @@
+import { AgentLockError } from '../../core/errors.js';
 import { breakMessage } from '../../answers/messages.js';
 import { quoteArg } from '../../answers/render.js';
 import { defineCommand } from '../command.js';
 import type { Cli } from '../context.js';
 
 async function breakLocks(cli: Cli, scopes: string[], opts: { reason?: string; id?: string[] }) {
+  if (scopes.length === 0 && (opts.id ?? []).length === 0)
+    // The library's refusal names its options; a person at the command line reads the flags.
+    throw new AgentLockError('E_USAGE', 'nothing to break: name a scope or --id', {
+      hint: `for example ${cli.name} break src/a.ts, or ${cli.name} break --id ID as list shows it`,
+    });
   const locks = await cli.open();
   const outcome = await locks.breakLock(scopes, {
     ...(opts.reason !== undefined ? { reason: opts.reason } : {}),
