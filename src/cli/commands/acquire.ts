@@ -3,7 +3,7 @@ import { interruption } from '../../answers/interruption.js';
 import { acquireMessage } from '../../answers/messages.js';
 import { quoteArg } from '../../answers/render.js';
 import { parseSeconds } from '../../core/config.js';
-import { AgentLockError } from '../../core/errors.js';
+import { AgentLockError, isAgentLockError } from '../../core/errors.js';
 import type { Locks } from '../../locks.js';
 import { defineCommand } from '../command.js';
 import { abortedAnswer, type Cli, timeoutAnswer } from '../context.js';
@@ -47,6 +47,9 @@ async function acquire(
     });
   } catch (error) {
     if (stop?.received) return abortedAnswer(cli, 'acquire', asked.join(' '), stop.received);
+    if (isAgentLockError(error) && error.code === 'E_USAGE' && /^enforce would make/.test(error.message))
+      // The library's hint names its option; at the command line it is a flag.
+      throw new AgentLockError('E_USAGE', error.message, { hint: 'claim a narrower scope, or pass --force' });
     throw error;
   } finally {
     live.done();
