@@ -84,8 +84,8 @@ function compile(fixed: readonly string[], rest: string): Automaton {
   let at = fixed.length === 0 ? start : b.literal(start, `${fixed.join('/')}/`);
   // globMatches answers the fixed folder itself only for a rest of exactly `**` (`src/**` holds `src`).
   if (rest === '**' && fixed.length > 0) b.epsilon(b.literal(start, fixed.join('/')), accept);
-  // picomatch compares the candidate with the glob's text first; the glob it gets has `()|` escaped.
-  b.epsilon(b.literal(at, rest.replace(/[()|]/g, '\\$&')), accept);
+  // picomatch compares the candidate with the glob's text first; the glob it gets has `()|+` escaped.
+  b.epsilon(b.literal(at, rest.replace(/[()|+]/g, '\\$&')), accept);
   // picomatch's fast path reads a rest of `**` then word endings (`**.ts`, `**.d.ts`) as any text,
   // slashes included, then those endings: `**.ts` matches `a/b.ts`.
   const fast = /^\*\*((?:\.\w+)+)$/.exec(rest);

@@ -236,7 +236,10 @@ export function globMatches(glob: PathScope, candidate: string): boolean {
 }
 
 // Parentheses and bars are regex groups to picomatch even with extglobs off; here they are literal.
-const escapeGroups = (pattern: string) => pattern.replace(/[()|]/g, '\\$&');
+// `+` too: picomatch reads a `+` after a `+` as a regex quantifier (`c++` matched `c+` and `c+++`
+// matched nothing), which neither the glob overlap rule nor the conflict domains follow. In
+// agent-lock's dialect a `+` is always itself.
+const escapeGroups = (pattern: string) => pattern.replace(/[()|+]/g, '\\$&');
 
 function isPrefix(shorter: readonly string[], longer: readonly string[]): boolean {
   if (shorter.length > longer.length) return false;

@@ -17,10 +17,11 @@ const matches = (pattern: string, path: string) => {
   return s.glob ? globMatches(s, path) : s.pattern === path;
 };
 
-// Every normalised path up to MAX_LENGTH code units over a, b, c, '.' and '/'. Generated globs
-// mention only a, b and '.', so c stands for every other character: a common path, if there is
+// Every normalised path up to MAX_LENGTH code units over a, b, c, '.', '/' and '+' (a `+` after a
+// `+` was a regex quantifier to picomatch). Generated globs mention only a, b, '.' and '+', so c
+// stands for every other character: a common path, if there is
 // one that short, is among these.
-const ALPHABET = ['a', 'b', 'c', '.', '/'];
+const ALPHABET = ['a', 'b', 'c', '.', '/', '+'];
 const MAX_LENGTH = 4;
 const PATHS: string[] = [];
 (function enumerate(prefix: string) {
@@ -52,7 +53,7 @@ function bruteForce(a: string, b: string): string | null {
 
 // Globs over a small alphabet: up to three segments of literals, `*`, `?`, classes and braces
 // (whose alternatives may hold a slash), or a whole `**` segment.
-const literal = fc.constantFrom('a', 'b', '.');
+const literal = fc.constantFrom('a', 'b', '.', '+');
 const atom: fc.Arbitrary<string> = fc.oneof(
   { weight: 4, arbitrary: literal },
   { weight: 3, arbitrary: fc.constant('*') },
@@ -208,6 +209,10 @@ describe('glob pairs people write', () => {
     ['packages/*/src/**', 'packages/api/test/**', false],
     ['*.md', 'docs/*.md', false],
     ['**/*.{ts,tsx}', '**/*.md', false],
+    // A `+` is itself: `c++` is not `c+` one or more times, as picomatch alone would read it.
+    ['src/c++/*.cpp', 'src/c+/*.cpp', false],
+    ['src/c++/*.cpp', 'src/c++/a.*', true],
+    ['++**+', '+a**', false],
   ];
 
   it.each(cases)('%j against %j conflicts: %s', (a, b, conflict) => {
