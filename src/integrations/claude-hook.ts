@@ -10,10 +10,11 @@
  * - A payload it cannot read, or a store it cannot open: AGENT_LOCK_HOOK_ON_ERROR=deny (default) or
  *   allow. Whatever happens, the answer is JSON and exit 0, never a stack.
  */
-// zod/mini: the hook runs on every tool call, and full zod would be half of its load time.
-import * as z from 'zod/mini';
 import type { Answer, CliContext } from '../answers/answer.js';
 import type { Lock } from '../core/lock.js';
+import type { PreToolUsePayload } from './claude-payload.js';
+
+export type { PreToolUsePayload } from './claude-payload.js';
 import {
   badSettingDecision,
   callBase,
@@ -29,18 +30,35 @@ import {
 const EDIT_TOOLS = new Set(['Edit', 'Write', 'MultiEdit', 'NotebookEdit']);
 export const HOOKED_TOOLS = ['Bash', ...EDIT_TOOLS] as const;
 
-/** The fields this hook reads; Claude Code sends more (transcript_path, permission_mode, ...). */
-const PayloadSchema = z.looseObject({
-  session_id: z.string().check(z.trim(), z.minLength(1)),
-  tool_name: z.string().check(z.minLength(1)),
-  tool_input: z._default(z.record(z.string(), z.unknown()), {}),
-  cwd: z.optional(z.string()),
-  hook_event_name: z.optional(z.string()),
-  /** Present only when a sub-agent makes the call. */
-  agent_id: z.optional(z.string()),
-  agent_type: z.optional(z.string()),
-});
-export type PreToolUsePayload = z.infer<typeof PayloadSchema>;
+/**
+ * The payload as PayloadSchema reads it, when it is plainly well formed (as every call from Claude
+ * Code is), else null: zod, loaded only then, reads it and says what is wrong. Anything unusual (a
+ * `__proto__` key, an object of another kind) is left to zod too.
+ */
+export function plainPayload(value: unknown): PreToolUsePayload | null {
+  if (!isPlainObject(value) || Object.hasOwn(value, '__proto__')) return null;
+  const { session_id, tool_name, tool_input } = value;
+  if (typeof session_id !== 'string' || session_id.trim() === '') return null;
+  if (typeof tool_name !== 'string' || tool_name.length === 0) return null;
+  if (tool_input !== undefined && (!isPlainObject(tool_input) || Object.hasOwn(tool_input, '__proto__'))) {
+    return null;
+  }
+  for (const key of ['cwd', 'hook_event_name', 'agent_id', 'agent_type']) {
+    if (value[key] !== undefined && typeof value[key] !== 'string') return null;
+  }
+  return {
+    ...value,
+    session_id: session_id.trim(),
+    tool_name,
+    tool_input: tool_input === undefined ? {} : { ...tool_input },
+  } as PreToolUsePayload;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -137,7 +155,12 @@ export async function claudePreToolUse(cli: CliContext): Promise<Answer> {
   try {
     if (!cli.io.stdin) return failed(cli, 'no hook payload on stdin');
     const text = await cli.io.stdin();
-    const parsed = PayloadSchema.safeParse(JSON.parse(text));
+    const value: unknown = JSON.parse(text);
+    const plain = plainPayload(value);
+    const parsed =
+      plain === null
+        ? (await import('./claude-payload.js')).PayloadSchema.safeParse(value)
+        : ({ success: true, data: plain } as const);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       return failed(

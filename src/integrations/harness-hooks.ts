@@ -23,8 +23,9 @@ import {
 } from './hook-check.js';
 import { patchPaths } from './patch-paths.js';
 
-export const HARNESSES = ['codex', 'gemini', 'cursor', 'opencode', 'copilot', 'cline'] as const;
-export type HarnessName = (typeof HARNESSES)[number];
+import { HARNESSES, type HarnessName } from './harness-names.js';
+
+export { HARNESSES, type HarnessName, harnessOfAction, isHarness } from './harness-names.js';
 
 /** A tool call as the shared decision sees it. */
 type ToolCall =
@@ -384,10 +385,6 @@ const cline: Harness = {
 
 const ADAPTERS: Record<HarnessName, Harness> = { codex, gemini, cursor, opencode, copilot, cline };
 
-export function isHarness(name: string): name is HarnessName {
-  return (HARNESSES as readonly string[]).includes(name);
-}
-
 function answer(harness: Harness, decision: HookDecision): Answer {
   const { stdout } = harness.words(decision);
   const denied = decision.kind === 'deny';
@@ -449,11 +446,6 @@ export async function harnessPreToolUse(cli: CliContext, name: HarnessName): Pro
 }
 
 /** The runtime's name for a harness: `codex-pre-tool-use` -> codex. */
-export function harnessOfAction(action: string): HarnessName | null {
-  const match = /^([a-z]+)-pre-tool-use$/.exec(action);
-  return match?.[1] !== undefined && isHarness(match[1]) ? match[1] : null;
-}
-
 export function unknownHarness(cli: CliContext, value: unknown): AgentLockError {
   return new AgentLockError('E_USAGE', `unknown harness ${JSON.stringify(value)}`, {
     hint: `one of claude, ${HARNESSES.join(', ')} (see ${cli.name} hooks --help)`,

@@ -248,7 +248,8 @@ async function checkFileIn(
   try {
     let outcome: Awaited<ReturnType<typeof locks.check>>;
     try {
-      outcome = await locks.check(file);
+      // Most calls concern a free file: read from the store as it stands, without its mutex.
+      outcome = await locks.check(file, { cached: true });
     } catch (error) {
       if (isAgentLockError(error) && error.code === 'E_SCOPE_OUTSIDE_TREE') {
         return allow(`allowed: ${file} is outside the tree`, { file, agent });

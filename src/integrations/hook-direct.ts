@@ -10,7 +10,7 @@ import { resolveIdentity } from '../core/identity.js';
 import type { Identity } from '../core/identity.js';
 import { ancestorChain, hostName } from '../host/process.js';
 import { claudePreToolUse } from './claude-hook.js';
-import { harnessOfAction, harnessPreToolUse } from './harness-hooks.js';
+import { harnessOfAction } from './harness-names.js';
 
 export interface DirectIo {
   readonly stdout: (text: string) => void;
@@ -50,8 +50,11 @@ export async function runDirectHook(action: string, io: DirectIo): Promise<numbe
     globals: () => ({}),
   };
   const harness = harnessOfAction(action);
+  // The other harnesses' adapters (and their payload schemas) load only for their own calls.
   const answer: Answer =
-    harness === null ? await claudePreToolUse(cli) : await harnessPreToolUse(cli, harness);
+    harness === null
+      ? await claudePreToolUse(cli)
+      : await (await import('./harness-hooks.js')).harnessPreToolUse(cli, harness);
   if (answer.raw) {
     io.stdout(answer.raw.stdout);
     if (answer.raw.stderr) io.stderr(answer.raw.stderr);

@@ -91,7 +91,16 @@ export interface Session {
     scopes: string | readonly string[],
     options?: { ttl?: number; token?: string },
   ): Promise<Outcome<RenewStatus>>;
-  check(scopes: string | readonly string[], options?: { shared?: boolean }): Promise<Outcome<CheckStatus>>;
+  /**
+   * `cached`: a "free" may be answered from the store as it stands without its mutex (an embedded
+   * store: its log, which holds whole commits only), as a hook checking a file it is about to let
+   * through asks. Any other answer, or one that would change the store (reap an expired or dead
+   * holder), is asked of the store as usual, so the answer is the same either way.
+   */
+  check(
+    scopes: string | readonly string[],
+    options?: { shared?: boolean; cached?: boolean },
+  ): Promise<Outcome<CheckStatus>>;
   /**
    * Whether another agent holds any of `paths`, exactly as git names them relative to the tree root
    * (no symlink followed, any character allowed): one exclusive check for all, as the git guard
@@ -253,9 +262,14 @@ export function createSession(core: StoreCore, identity: Identity): Session {
     async check(scopes, opts = {}) {
       const req = { targets: core.targets(scopes), mode: mode(opts.shared) };
       const where = core.across();
-      return run((state, ctx) => acrossCheck(state, ctx, req, decideCheck(state, ctx, req), where), {
-        domains: targetDomains(req.targets),
-      });
+      const decide = (state: StoreState, ctx: DecisionContext) =>
+        acrossCheck(state, ctx, req, decideCheck(state, ctx, req), where);
+      // A Redis handle's snapshot may be behind: only the embedded store's cached read is whole.
+      if (opts.cached === true && store.kind === 'file') {
+        const seen = await run(decide, { cached: true });
+        if (seen.status === 'free') return seen;
+      }
+      return run(decide, { domains: targetDomains(req.targets) });
     },
     async checkPaths(paths) {
       if (paths.length === 0) return { status: 'free', locks: [], conflicts: [] };

@@ -19,7 +19,7 @@ import { type Config, readConfig } from '../core/config.js';
 import type { Caller, Decided, DecisionContext, StoreEvent, StoreState, Target } from '../core/decide.js';
 import { AgentLockError } from '../core/errors.js';
 import { EVENTS_KEPT, type EventFilter, eventMatches } from '../core/events.js';
-import { type Identity, resolveIdentity } from '../core/identity.js';
+import { holderProcess, type Identity, resolveIdentity } from '../core/identity.js';
 import type { Holder } from '../core/lock.js';
 import { parseScope } from '../core/scope.js';
 import type { Across } from '../core/worktrees.js';
@@ -145,14 +145,16 @@ export function completeIdentity(
 ): Identity {
   if (option === undefined) return resolveIdentity(env, ancestorChain(process.pid), hostName());
   if ('idSource' in option) return option;
-  const own = resolveIdentity({}, ancestorChain(process.pid), hostName());
+  // Only the holding process is wanted, not the id alock would give it (a hash: node:crypto,
+  // which a hook's check of a free file never needs otherwise).
+  const own = holderProcess(ancestorChain(process.pid));
   return {
     agentId: option.agentId,
     parentAgentId: option.parentAgentId ?? null,
     idSource: 'option',
     parentSource: option.parentAgentId ? 'option' : 'none',
-    holder: option.holder ?? own.holder,
-    holderName: own.holderName,
+    holder: option.holder ?? { host: hostName(), pid: own.pid, started: own.started },
+    holderName: own.name,
     warnings: [],
   };
 }

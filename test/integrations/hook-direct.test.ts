@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { plainPayload } from '../../src/integrations/claude-hook.js';
 import { makeSandbox, type Sandbox } from '../cli/cli-harness.js';
 
 const BIN = path.resolve('bin/alock.js');
@@ -55,5 +56,40 @@ describe('the hook runtime called directly by bin/alock.js', () => {
     const r = spawnHook(['hooks', 'frobnicate'], {});
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^ERROR: alock: unknown hooks action "frobnicate" \(/);
+  });
+});
+
+describe('the Claude Code payload read without zod', () => {
+  const base = { session_id: ' 11112222-3333 ', tool_name: 'Edit', cwd: '/w', extra: [1] };
+  const payloads: unknown[] = [
+    base,
+    { ...base, tool_input: { file_path: 'a.ts', '2': 'x', nested: { a: 1 } } },
+    { ...base, agent_id: 'agent_1', agent_type: 'general', hook_event_name: 'PreToolUse' },
+    { ...base, session_id: '   ' },
+    { ...base, session_id: 7 },
+    { ...base, tool_name: '' },
+    { ...base, tool_input: [] },
+    { ...base, tool_input: null },
+    { ...base, cwd: 3 },
+    { ...base, agent_id: null },
+    JSON.parse('{"session_id":"s","tool_name":"Bash","tool_input":{"__proto__":{"x":1},"command":"ls"}}'),
+    JSON.parse('{"__proto__":{},"session_id":"s","tool_name":"Bash"}'),
+    [],
+    null,
+    'text',
+  ];
+  it('reads a payload exactly as the schema does, and leaves every other one to the schema', async () => {
+    const { PayloadSchema } = await import('../../src/integrations/claude-payload.js');
+    let plain = 0;
+    for (const payload of payloads) {
+      const read = plainPayload(payload);
+      const parsed = PayloadSchema.safeParse(payload);
+      if (read === null) continue;
+      plain += 1;
+      expect(parsed.success).toBe(true);
+      expect(read).toStrictEqual(parsed.data);
+      expect(JSON.stringify(read.tool_input)).toBe(JSON.stringify(parsed.data?.tool_input));
+    }
+    expect(plain).toBe(3);
   });
 });

@@ -37,6 +37,7 @@ import {
   lastNumber,
   logEvents,
   moveEvents,
+  NEWLINE,
 } from './log.js';
 import { checkLogStart, cutTornTail, damaged, keepAside, logStartDamage } from './log-damage.js';
 import { FileMutex } from './mutex.js';
@@ -132,10 +133,11 @@ export class FileStore implements Backend {
     options: TransactOptions = {},
   ): Promise<T> {
     if (this.closed) throw new AgentLockError('E_CLOSED', 'this store handle is closed');
-    // A woken waiter mostly finds its locks handed over: a decision that changes nothing is
-    // answered from the log as it stands, read without the mutex (it holds whole commits only).
+    // A woken waiter mostly finds its locks handed over, a hook's check mostly finds its file free:
+    // a decision that changes nothing is answered from the log as it stands, read without the mutex
+    // (it holds whole commits only).
     if (options.cached) {
-      const state = this.peek();
+      const state = this.peek() ?? this.peekCold();
       if (state !== null) {
         const { result, changes } = decide(state, clock());
         if (isEmpty(changes, state)) return result;
@@ -233,6 +235,50 @@ export class FileStore implements Backend {
       return cache;
     } catch {
       return null;
+    }
+  }
+
+  /**
+   * The log read whole without the mutex, for a handle with nothing cached yet (a hook's one
+   * check), and not kept. Null whenever the mutex could make a difference: no log yet, damage, or a
+   * partial last line (a write in progress, or a dead writer's torn commit that the next mutex
+   * holder cuts): the caller then decides under the mutex as usual.
+   */
+  private peekCold(): StoreState | null {
+    if (this.cache !== null) return null;
+    let fd: number;
+    try {
+      if (!lstatSync(this.logPath).isFile()) return null;
+      fd = openRead(this.logPath);
+    } catch {
+      return null;
+    }
+    try {
+      const { ino, size, mtimeMs } = fstatSync(fd);
+      const bytes = readRange(fd, 0, size);
+      if (bytes.length === 0 || bytes[bytes.length - 1] !== NEWLINE || logStartDamage(bytes) !== null) {
+        return null;
+      }
+      const cache: Cache = {
+        fd,
+        ino,
+        size: 0,
+        mtime: mtimeMs,
+        snapshotBytes: 0,
+        lines: 0,
+        locks: new Map(),
+        fence: 0,
+        tombstones: [],
+        damaged: false,
+        eventSeq: 0,
+        pending: [],
+      };
+      applyBytes(this.reading, cache, bytes, 0, false);
+      return cache.damaged ? null : cache;
+    } catch {
+      return null;
+    } finally {
+      closeSync(fd);
     }
   }
 

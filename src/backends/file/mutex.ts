@@ -36,10 +36,12 @@ const GUARD_STALE_MS = 5_000;
 
 export class FileMutex {
   private readonly mutexPath: string;
-  private readonly ownerPath: string;
-  private readonly nonce = randomBytes(8).toString('hex');
+  /**
+   * The owner file's name and the line of waiters, made on first use: a handle that only reads
+   * (a hook's check answered from the log) never loads node:crypto for the random nonce.
+   */
+  private named: { nonce: string; ownerPath: string; line: MutexLine } | null = null;
   private ownerIno = -1;
-  private readonly line: MutexLine;
   /** A decision of this handle holds the mutex or is waiting for it; `turns` are the others. */
   private busy = false;
   private readonly turns: (() => void)[] = [];
@@ -61,8 +63,30 @@ export class FileMutex {
     },
   ) {
     this.mutexPath = path.join(dir, 'mutex');
-    this.ownerPath = path.join(dir, `owner.${me.pid}.${this.nonce}`);
-    this.line = new MutexLine(dir, me, this.nonce, processAlive);
+  }
+
+  private get own(): { nonce: string; ownerPath: string; line: MutexLine } {
+    if (this.named === null) {
+      const nonce = randomBytes(8).toString('hex');
+      this.named = {
+        nonce,
+        ownerPath: path.join(this.dir, `owner.${this.me.pid}.${nonce}`),
+        line: new MutexLine(this.dir, this.me, nonce, this.processAlive),
+      };
+    }
+    return this.named;
+  }
+
+  private get nonce(): string {
+    return this.own.nonce;
+  }
+
+  private get ownerPath(): string {
+    return this.own.ownerPath;
+  }
+
+  private get line(): MutexLine {
+    return this.own.line;
   }
 
   private ensureOwnerFile(): void {
@@ -179,6 +203,7 @@ export class FileMutex {
 
   /** Removes our owner file; the handle can lock again later (it is recreated). */
   dispose(): void {
+    if (this.named === null) return;
     this.line.leave();
     if (this.ownerIno === -1) return;
     try {

@@ -461,6 +461,25 @@ describe('file store: the store mutex', () => {
     await expect(backendOf(a.store).transact(unchanged)).rejects.toMatchObject({ code: 'E_STORE_BUSY' });
   });
 
+  it("answers a fresh handle's cached check of a free file from the log, and anything else under the mutex", async () => {
+    const s = setup('peek-cold');
+    const a = await s.open('a', { AGENT_LOCK_MUTEX_TIMEOUT: '1' });
+    expect((await a.acquire(['src/held.ts'])).status).toBe('acquired');
+    const live = await sleeper();
+    cleanups.push(() => killAndWait(live.child));
+    plantMutex(s.store, live);
+    // A handle with nothing read yet (a hook's one check) needs no mutex to find a file free...
+    const b = await s.open('b', { AGENT_LOCK_MUTEX_TIMEOUT: '1' });
+    expect((await b.check('src/free.ts', { cached: true })).status).toBe('free');
+    // ...but a held file is asked of the store as usual, as is any check not asked cached.
+    await expect(b.check('src/held.ts', { cached: true })).rejects.toMatchObject({ code: 'E_STORE_BUSY' });
+    await expect(b.check('src/free.ts')).rejects.toMatchObject({ code: 'E_STORE_BUSY' });
+    // A partial last line (a write in progress, or a torn commit the mutex's next holder cuts) too.
+    appendFileSync(s.log, '{"t":"tx","fence":99,"put":[');
+    const c = await s.open('c', { AGENT_LOCK_MUTEX_TIMEOUT: '1' });
+    await expect(c.check('src/free.ts', { cached: true })).rejects.toMatchObject({ code: 'E_STORE_BUSY' });
+  });
+
   it('keeps a wake file per waiting process under wake/ while the handle is open, and removes it on close', async () => {
     const s = setup('wake-files');
     const a = await s.open('a');
