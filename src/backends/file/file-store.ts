@@ -77,10 +77,6 @@ const COMPACT_AFTER_BYTES = 1 << 20;
 const openMutexes = new Set<FileMutex>();
 let exitHookInstalled = false;
 
-function isMissing(error: unknown): boolean {
-  return (error as NodeJS.ErrnoException).code === 'ENOENT';
-}
-
 export class FileStore implements Backend {
   readonly kind = 'file' as const;
   readonly location: string;
@@ -288,7 +284,7 @@ export class FileStore implements Backend {
     try {
       stat = lstatSync(this.logPath);
     } catch (error) {
-      if (!isMissing(error)) throw error;
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       if (this.options.logExpected === true || this.cache !== null) {
         throw damaged(this.logPath, 'is missing (removed behind the store)');
       }
