@@ -7,7 +7,7 @@
  * there without a wake-up), then for the processes to finish.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -89,6 +89,11 @@ function waiters(
   return { asleep: Promise.all(asleep), took: Promise.all(took) };
 }
 
+/** A waiter's file name, as the line names them, for a join `agoMs` ago. */
+function waiterName(agoMs: number, pid: number): string {
+  return `${(Date.now() - agoMs).toString(36).padStart(10, '0')}.00000000.${pid}.${'ab'.repeat(8)}`;
+}
+
 describe('file store: the mutex wakes its waiters', () => {
   it('wakes each waiting process when the mutex is let go, one at a time, with no timed retry', async () => {
     const { store, line, holder, bundle } = await heldStore();
@@ -106,4 +111,28 @@ describe('file store: the mutex wakes its waiters', () => {
     expect(readdirSync(line)).toEqual([]);
   });
 
+  it('wakes the waiters behind an empty file and a woken waiter of another host that never answered', async () => {
+    const { store, line, holder, bundle } = await heldStore();
+    mkdirSync(line, { mode: 0o700 });
+    // First in line: what a waiter killed between creating and writing its file left (before the
+    // file was written aside), and a waiter on another host, woken by an earlier release, that
+    // never took its turn (dead there: its pid means nothing here).
+    writeFileSync(path.join(line, waiterName(20_000, 4_000_001)), '', { mode: 0o600 });
+    const elsewhere = path.join(line, waiterName(10_000, 4_000_002));
+    writeFileSync(elsewhere, 'another-host|4000002|started', { mode: 0o600 });
+    utimesSync(elsewhere, new Date(), new Date());
+    const count = 2;
+    const { asleep, took } = waiters(count, bundle, store);
+    await asleep;
+
+    holder.unlock();
+    const ends = await took;
+
+    expect(ends.map((t) => t.timedRetries)).toEqual(Array(count).fill(0));
+    expect(ends.map((t) => t.wakeups)).toEqual(Array(count).fill(1));
+    // The sweep removes the empty file (older than a few seconds by its name); the other host's
+    // waiter stays until its wake-up has gone unanswered for long.
+    holder.sweepDeadOwners();
+    expect(readdirSync(line)).toEqual([path.basename(elsewhere)]);
+  });
 });
