@@ -8,24 +8,47 @@
  * the mutex idle (measured for issue 19: 12,872 decisions a second with one process, 1,323 with
  * eight, p99 166 ms). Now a waiter joins the line with a file of its own under `waiters/`, named by
  * the time it joined, and watches it (fs.watch, inotify on Linux); the process that lets the mutex
- * go touches the oldest file only (one waiter woken, not a herd), which tries the mutex at once. A
- * waiter that loses the mutex to a newcomer stays first in line and is woken by the next release.
+ * go touches the oldest file not yet woken (one waiter woken, not a herd), which marks its file
+ * unwoken again and tries the mutex at once. A waiter that loses the mutex to a newcomer so stays
+ * first in line and is woken by the next release. A file that was woken and neither left nor
+ * answered (its waiter dead, on another host, or deaf to fs.watch) is passed by: it cannot hold up
+ * the line.
  *
  * No wake-up is lost: a waiter tries the mutex after joining, and a releaser looks at the line
  * after letting go, so one of the two sees the other. A timed retry stays as the fallback: for a
  * dead holder (it never lets go; the retry takes its mutex over), a file system where fs.watch
- * sees nothing, and a waiter killed in line (its file is first and no longer wakes anyone: a
- * waiter whose timer ran out removes dead waiters' files ahead of it). It is slow on purpose:
+ * sees nothing, and a waiter killed in line (its file swallows one wake-up: a waiter whose timer
+ * ran out removes abandoned files ahead of it, and so do the mutex's sweeps). It is slow on purpose:
  * a wake-up normally comes first. No daemon, no native code: files, fs.watch and timers only.
  */
-import { existsSync, type FSWatcher, lstatSync, lutimesSync, readdirSync, unlinkSync, watch } from 'node:fs';
+import { type FSWatcher, linkSync, lstatSync, lutimesSync, readdirSync, unlinkSync, watch } from 'node:fs';
 import path from 'node:path';
 import type { Holder } from '../../core/lock.js';
 import { makeDirs } from '../../host/make-dirs.js';
 import { createExclusive, readPrivateOrNull } from './safe-fs.js';
 
-/** `<joined, base 36, fixed width>.<count>.<pid>.<nonce>`: sorting the names sorts the line. */
-const WAITER_NAME = /^[0-9a-z]{10}\.[0-9a-z]+\.\d+\.[0-9a-f]+$/;
+/**
+ * `<joined, base 36>.<count, base 36>.<pid>.<nonce>`, both numbers of fixed width so that sorting
+ * the names sorts the line (an unpadded count put "10" before "z"). The join time is the wall
+ * clock: a clock stepped back lets later joiners of other processes in ahead of earlier ones, and
+ * one stepped forward puts them behind. That costs fairness only (the first name is still woken at
+ * each release, so nobody is stranded), and anything stronger needs a shared counter, which needs
+ * the lock this line waits for. Within a process the count keeps the order.
+ */
+const WAITER_NAME = /^([0-9a-z]{10})\.[0-9a-z]{8}\.\d+\.[0-9a-f]+$/;
+/** A waiter's file while it is written, before it is linked into the line. */
+const DRAFT_NAME = /^([0-9a-z]{10})\.[0-9a-z]{8}\.\d+\.[0-9a-f]+\.draft$/;
+
+/**
+ * A waiter's file is born with this modification time; a release sets it to the present (that is
+ * the wake-up), and the waiter sets it back before it tries the mutex. So a file whose time is not
+ * this one was woken and has not answered yet.
+ */
+const UNWOKEN = new Date(0);
+/** Drafts and files that cannot be read: a live process keeps them for microseconds. */
+const STALE_MS = 5_000;
+/** A wake-up unanswered this long: its waiter is dead, elsewhere, or cannot see it. */
+const UNANSWERED_MS = 60_000;
 
 /** First timed retry of a waiter nobody woke; it doubles up to the last. */
 export const FALLBACK_FIRST_MS = 10;
@@ -39,6 +62,24 @@ export interface LineStats {
 
 let joined = 0;
 
+function waiterName(me: Holder, nonce: string): string {
+  const count = (joined++ % 36 ** 8).toString(36).padStart(8, '0');
+  return `${Date.now().toString(36).padStart(10, '0')}.${count}.${me.pid}.${nonce}`;
+}
+
+/** How long ago the name says its file joined (a clock step can make it wrong: see WAITER_NAME). */
+function ageOf(stamp: string | undefined): number {
+  return stamp === undefined ? 0 : Date.now() - Number.parseInt(stamp, 36);
+}
+
+function unlinkQuietly(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {
+    // Left the line meanwhile, or someone else swept it.
+  }
+}
+
 export class MutexLine {
   readonly dir: string;
   readonly stats: LineStats = { wakeups: 0, timedRetries: 0 };
@@ -46,8 +87,6 @@ export class MutexLine {
   private watcher: FSWatcher | null = null;
   private woken = false;
   private resolve: (() => void) | null = null;
-  /** The folder was seen to exist: it is never removed, so unlock stops asking. */
-  private seen = false;
 
   constructor(
     storeDir: string,
@@ -59,21 +98,51 @@ export class MutexLine {
   }
 
   /**
+   * The line's folder is read and written only when it is a real folder of ours, as the store
+   * folder is checked (safe-fs.ts): a symlink planted for it would send the sweeps' unlinks and
+   * the releases' touches into another folder.
+   */
+  private realFolder(): boolean {
+    try {
+      const stat = lstatSync(this.dir);
+      if (!stat.isDirectory()) return false;
+      return typeof process.getuid !== 'function' || stat.uid === process.getuid();
+    } catch {
+      return false;
+    }
+  }
+
+  /** The names in the line's folder, or none when it is missing or not a real folder of ours. */
+  private names(): string[] {
+    if (!this.realFolder()) return [];
+    try {
+      return readdirSync(this.dir);
+    } catch {
+      return [];
+    }
+  }
+
+  /**
    * Joins the line. False when it cannot (a symlink planted for the folder, a watch refused): the
    * waiter then relies on its timed retries alone.
    */
   join(): boolean {
     if (this.file !== null) return true;
+    let draft: string | null = null;
     try {
       makeDirs(this.dir, 0o700);
-      if (!lstatSync(this.dir).isDirectory()) return false;
-      this.seen = true;
-      const name = `${Date.now().toString(36).padStart(10, '0')}.${(joined++).toString(36)}.${this.me.pid}.${this.nonce}`;
+      if (!this.realFolder()) return false;
+      const name = waiterName(this.me, this.nonce);
       const file = path.join(this.dir, name);
-      createExclusive(file, `${this.me.host}|${this.me.pid}|${this.me.started}`);
+      // Written whole under a draft name, then linked in: a waiter killed mid-write leaves a draft
+      // (swept by its age), never an empty file in the line that nobody can judge.
+      draft = `${file}.draft`;
+      createExclusive(draft, `${this.me.host}|${this.me.pid}|${this.me.started}`);
+      lutimesSync(draft, UNWOKEN, UNWOKEN);
+      linkSync(draft, file);
       this.file = file;
       this.woken = false;
-      const watcher = watch(file, { persistent: false }, () => this.wake());
+      const watcher = watch(file, { persistent: false }, () => this.heard());
       watcher.on('error', () => {
         watcher.close();
         if (this.watcher === watcher) this.watcher = null;
@@ -83,6 +152,8 @@ export class MutexLine {
     } catch {
       this.leave();
       return false;
+    } finally {
+      if (draft !== null) unlinkQuietly(draft);
     }
   }
 
@@ -91,16 +162,24 @@ export class MutexLine {
     this.watcher?.close();
     this.watcher = null;
     if (this.file !== null) {
-      try {
-        unlinkSync(this.file);
-      } catch {
-        // Swept as dead by a waiter that misjudged us, or the folder was cleaned.
-      }
+      // Swept meanwhile by a waiter that misjudged us, or the folder was cleaned: nothing to do.
+      unlinkQuietly(this.file);
       this.file = null;
     }
   }
 
-  private wake(): void {
+  /**
+   * A change to our file: a release's touch wakes us; our own reset of the time (see wait) is
+   * heard too, and ignored. A file gone (swept) wakes us as well: we had better try.
+   */
+  private heard(): void {
+    if (this.file !== null) {
+      try {
+        if (lstatSync(this.file).mtimeMs === UNWOKEN.getTime()) return;
+      } catch {
+        // Gone: woken.
+      }
+    }
     this.woken = true;
     const resolve = this.resolve;
     this.resolve = null;
@@ -126,8 +205,10 @@ export class MutexLine {
     }
     const woken = this.woken;
     this.woken = false;
-    if (woken) this.stats.wakeups += 1;
-    else {
+    if (woken) {
+      this.stats.wakeups += 1;
+      this.answer();
+    } else {
       this.stats.timedRetries += 1;
       this.sweepDeadAhead();
     }
@@ -135,20 +216,29 @@ export class MutexLine {
   }
 
   /**
-   * Wakes the first waiter in line: called right after the mutex is let go. A file gone meanwhile
+   * Marks our file unwoken again before the caller tries the mutex: if the try loses to a
+   * newcomer, the next release wakes us alone. A release between this and the try is seen by the
+   * try; one after it touches the file again. A waiter that cannot hear (no fs.watch) never
+   * answers, so releases pass it by (see wakeNext).
+   */
+  private answer(): void {
+    if (this.file === null) return;
+    try {
+      lutimesSync(this.file, UNWOKEN, UNWOKEN);
+    } catch {
+      // Swept meanwhile: the timed retries remain.
+    }
+  }
+
+  /**
+   * Wakes the first waiter in line that has not been woken yet: called right after the mutex is
+   * let go. One woken before and still there did not answer (a release may have come before it
+   * could; or it is dead, on another host, or deaf to fs.watch): it keeps its wake-up, and the
+   * next waiter is woken as well, so no file can swallow every release. A file gone meanwhile
    * (its waiter took the mutex or gave up) passes the turn to the next.
    */
   wakeNext(): void {
-    if (!this.seen) {
-      if (!existsSync(this.dir)) return;
-      this.seen = true;
-    }
-    let names: string[];
-    try {
-      names = readdirSync(this.dir);
-    } catch {
-      return;
-    }
+    const names = this.names();
     if (names.length === 0) return;
     names.sort();
     const now = new Date();
@@ -156,6 +246,8 @@ export class MutexLine {
       const file = path.join(this.dir, name);
       if (file === this.file || !WAITER_NAME.test(name)) continue;
       try {
+        const stat = lstatSync(file);
+        if (!stat.isFile() || stat.mtimeMs !== UNWOKEN.getTime()) continue;
         lutimesSync(file, now, now);
         return;
       } catch {
@@ -164,43 +256,50 @@ export class MutexLine {
     }
   }
 
-  /** Removes the files of dead waiters ahead of us: a dead first waiter would swallow every wake-up. */
+  /** Removes the files of dead waiters ahead of us: they would swallow a wake-up each. */
   private sweepDeadAhead(): void {
     if (this.file === null) return;
     const mine = path.basename(this.file);
-    let names: string[];
-    try {
-      names = readdirSync(this.dir);
-    } catch {
-      return;
-    }
-    for (const name of names) {
-      if (name >= mine || !WAITER_NAME.test(name)) continue;
-      this.removeIfDead(path.join(this.dir, name));
+    for (const name of this.names()) {
+      if (name < mine) this.removeIfAbandoned(name);
     }
   }
 
-  /** Removes every dead waiter's file (a SIGKILLed waiter leaves it): at the mutex's sweeps. */
+  /** Removes every abandoned file in the line (a SIGKILLed waiter leaves it): at the mutex's sweeps. */
   sweep(): void {
-    let names: string[];
-    try {
-      names = readdirSync(this.dir);
-    } catch {
-      return;
-    }
-    for (const name of names) {
-      if (WAITER_NAME.test(name)) this.removeIfDead(path.join(this.dir, name));
-    }
+    for (const name of this.names()) this.removeIfAbandoned(name);
   }
 
-  private removeIfDead(file: string): void {
-    const [host, pid, started] = (readPrivateOrNull(file)?.toString('utf8') ?? '').split('|');
-    if (host !== this.me.host || pid === undefined || started === undefined) return;
-    if (this.processAlive(Number(pid), started)) return;
+  /**
+   * A file is abandoned when: it is a draft or cannot be read and its name is more than a few
+   * seconds old (a live waiter writes its file before it joins); it names a dead process on this
+   * host; or a release woke it long ago and it never answered. That last rule is what removes a
+   * waiter of another host (the store may sit on a shared file system), whose pid says nothing
+   * here: until then, releases pass it by once it was woken.
+   */
+  private removeIfAbandoned(name: string): void {
+    const file = path.join(this.dir, name);
+    const draft = DRAFT_NAME.exec(name);
+    if (draft) {
+      if (ageOf(draft[1]) > STALE_MS) unlinkQuietly(file);
+      return;
+    }
+    const waiter = WAITER_NAME.exec(name);
+    if (!waiter || file === this.file) return;
+    const [host, pid, started, extra] = (readPrivateOrNull(file)?.toString('utf8') ?? '').split('|');
+    if (!host || !pid || started === undefined || extra !== undefined || !/^\d+$/.test(pid)) {
+      if (ageOf(waiter[1]) > STALE_MS) unlinkQuietly(file);
+      return;
+    }
+    if (host === this.me.host && !this.processAlive(Number(pid), started)) {
+      unlinkQuietly(file);
+      return;
+    }
     try {
-      unlinkSync(file);
+      const { mtimeMs } = lstatSync(file);
+      if (mtimeMs !== UNWOKEN.getTime() && Date.now() - mtimeMs > UNANSWERED_MS) unlinkQuietly(file);
     } catch {
-      // Someone else swept it.
+      // Gone meanwhile.
     }
   }
 }
