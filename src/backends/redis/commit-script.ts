@@ -14,7 +14,8 @@
  *
  * KEYS[1] store    hash: lock id -> record JSON, and the metadata under fields starting with '#':
  *                  #epoch, #version, #fence, #tombstones (JSON), #tomb_v (the version that set
- *                  them), #watch (epoch ms until which some client listens on the channel)
+ *                  them), #watch (epoch ms until which some client listens on the channel),
+ *                  #dwatch (the same for the channels of domains: see DOMAIN CHANNELS)
  * KEYS[2] changes  list: "version previous commit-id id id ..." per commit, newest last, at
  *                  least the last 128 (delta syncs, and recognising a commit sent twice)
  * KEYS[3] history  stream: one entry per commit that records events, its field 'e' the JSON array
@@ -129,13 +130,13 @@ end
 
 -- A store without metadata is new, or lost its data (a restart without persistence, a flush): it
 -- gets a new epoch, so that every cached snapshot is known to be stale.
-local m = redis.call('HMGET', store, '#epoch', '#version', '#fence', '#watch', '#tomb_v', '#dv', '#floor')
+local m = redis.call('HMGET', store, '#epoch', '#version', '#fence', '#watch', '#tomb_v', '#dv', '#floor', '#dwatch')
 local epoch, version, fence, dv = m[1], m[2], m[3], m[6]
 -- Metadata that cannot be read fails closed, checked before anything is written (a script that
 -- fails halfway is not rolled back): nothing is decided over it, and nothing is rewritten. The
 -- client says so and names REPAIR_LUA, which keeps the damage aside when asked.
-local META = {'#epoch', '#version', '#fence', '#watch', '#tomb_v', '#dv', '#floor'}
-for k = 2, 7 do
+local META = {'#epoch', '#version', '#fence', '#watch', '#tomb_v', '#dv', '#floor', '#dwatch'}
+for k = 2, 8 do
   if m[k] and not tonumber(m[k]) then return {'damaged', META[k]} end
 end
 if not epoch then
@@ -443,13 +444,27 @@ if dels > 0 then each('HDEL', store, dels_at + 1, dels_at + dels) end
 -- and the change itself, so that a handle at the previous version moves to this one without a
 -- round trip. Lines: the changes-list entry, the fence, the tombstones ('' unchanged), the records.
 -- The waiters the commit names (it handed them locks, or freed their way) hear it on their own
--- channels whether or not anyone watches.
+-- channels whether or not anyone watches. DOMAIN CHANNELS: while a listener of some domains
+-- listens (#dwatch), the commit also goes to ARGV[8] .. ':' .. each domain whose records it changed
+-- (its 'o' write keys), where a lease hears only the commits that can concern its locks; ARGV[8]
+-- itself carries every commit, but only while a listener of the whole store (or an older client)
+-- renews #watch.
 local watched = m[4] and now < tonumber(m[4])
+local domain_watched = m[8] and now < tonumber(m[8])
 local fence_after = grown and new_fence or fence
-if watched or wakes > 0 then
+if watched or domain_watched or wakes > 0 then
   local message = {entry, fence_after, ARGV[7]}
   for k = 1, puts do message[#message + 1] = records[k] end
-  if watched then redis.call('PUBLISH', ARGV[8], table.concat(message, '\\n')) end
+  local text = nil
+  if watched or domain_watched then text = table.concat(message, '\\n') end
+  if watched then redis.call('PUBLISH', ARGV[8], text) end
+  if domain_watched then
+    for k = writes_at + 1, writes_at + writes do
+      if string.byte(ARGV[k], 1) == 111 then
+        redis.call('PUBLISH', ARGV[8] .. ':' .. string.sub(ARGV[k], 2), text)
+      end
+    end
+  end
   -- The processes named get the whole store after this commit while it is small: a snapshot of
   -- theirs that is behind becomes current without a round trip (their next commit is a release,
   -- which would otherwise lose its compare-and-set and sync). The layout stays that of ARGV[8], so
