@@ -7,7 +7,8 @@
  * A decision about some scopes (TransactOptions.domains) is compared on the versions of their
  * conflict domains only (core/domains), so that decisions on unrelated scopes never lose a race to
  * each other (issue 19). Files: connection.ts (ioredis), snapshot.ts (the cached store and the
- * messages folded into it), commit.ts (what a commit sends and how its answer is read).
+ * messages folded into it), commit.ts (what a commit sends and how its answer is read),
+ * domain-channels.ts (the channels a lease listens on: only its domains' commits).
  *
  * So a handle whose snapshot is current (the usual case for a daemon or a library user) pays one
  * round trip per decision; a new handle (each CLI run) pays one more to load the snapshot. Time
