@@ -60,7 +60,11 @@ export interface LeaseStore {
   renew(refs: readonly LeaseRef[], ttlSeconds: number | null): Promise<Outcome<RenewStatus>>;
   check(refs: readonly LeaseRef[]): Promise<Outcome<LeaseCheckStatus>>;
   release(refs: readonly LeaseRef[]): Promise<Outcome<ReleaseStatus>>;
-  watch(listener: WatchListener): Promise<() => Promise<void>>;
+  /**
+   * `refs`: the lease's locks, so that a store that can (Redis) tells only the commits that may
+   * change them (Backend.watch's domains); without them, every commit.
+   */
+  watch(listener: WatchListener, refs?: readonly LeaseRef[]): Promise<() => Promise<void>>;
 }
 
 export interface LeaseOptions {
@@ -200,10 +204,13 @@ export async function startLease(store: LeaseStore, options: LeaseOptions): Prom
   const ticker = setInterval(tick, tickMs);
   ticker.unref();
 
-  // A break shows at once: every change to the store makes us look (coalesced).
+  // A break shows at once: every change to the store that may concern our locks makes us look
+  // (coalesced). Best effort: a message missed (a dropped connection, a commit of an older
+  // agent-lock version, which publishes on the store's channel only) delays the news until the
+  // next renewal, at a third of the TTL, which finds the break; never past the deadline.
   try {
     const mine = new Set(options.refs.map((ref) => ref.id));
-    unwatch = await store.watch((touched) => {
+    const listener: WatchListener = (touched) => {
       if (ended || checkTimer) return;
       // A commit that names the records it touched and none of ours cannot have broken the lease.
       if (touched && !touched.some((id) => mine.has(id))) return;
@@ -213,7 +220,8 @@ export async function startLease(store: LeaseStore, options: LeaseOptions): Prom
         check();
       }, wait);
       checkTimer.unref();
-    });
+    };
+    unwatch = await store.watch(listener, options.refs);
     if (ended && unwatch) {
       const off = unwatch;
       unwatch = null;

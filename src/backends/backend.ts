@@ -62,8 +62,12 @@ export interface Backend {
    * Calls `listener` soon after any process commits a change to the store: best effort and
    * coalesced, so waiters wake promptly but still poll. Resolves to a function that stops it.
    * Memory: in-process; file: fs.watch on the store folder with a polling fallback; Redis: pub/sub.
+   * `domains` (core/domains, each exactly, not its subtree): only commits that change records of
+   * those domains need be told, or of the whole store's domain (records that cannot be read); a
+   * store may tell more. Redis then listens on those domains' channels only, so that a lease does
+   * not wake on every commit of every agent. Absent or empty: every commit. Memory and file ignore it.
    */
-  watch(listener: WatchListener): Promise<() => Promise<void>>;
+  watch(listener: WatchListener, domains?: readonly string[]): Promise<() => Promise<void>>;
   /**
    * Calls `listener` soon after a commit names this waiting process (a waiterKey) in its
    * `changes.wake`: it handed the process's request its locks, or freed its way. Unlike watch(),

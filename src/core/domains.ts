@@ -111,3 +111,15 @@ export function lockDomains(
 ): string[] | undefined {
   return scopeDomains(locks.map((lock) => scopeFromPattern(lock.scope, lock.kind))) ?? undefined;
 }
+
+/**
+ * The domains whose change messages a listener of these locks needs (Backend.watch): each lock's
+ * own, uncollapsed. A commit is published on the domains of the records it changes, and a lease's
+ * check reads its records by id, so a lease on `src/**` needs the commits at `/src`, not those of
+ * `src/a.ts` below it (lockDomains would fold `/src/a.ts` into `/src`, whose channel does not carry it).
+ */
+export function listenDomains(
+  locks: readonly { readonly scope: string; readonly kind: Scope['kind'] }[],
+): string[] {
+  return [...new Set(locks.map((lock) => scopeDomain(scopeFromPattern(lock.scope, lock.kind))))];
+}

@@ -35,7 +35,7 @@ import {
   type Target,
 } from '../core/decide.js';
 import type { TransactOptions } from '../backends/backend.js';
-import { lockDomains, targetDomains } from '../core/domains.js';
+import { listenDomains, lockDomains, targetDomains } from '../core/domains.js';
 import { AgentLockError } from '../core/errors.js';
 import type { Identity } from '../core/identity.js';
 import type { Lock } from '../core/lock.js';
@@ -160,12 +160,15 @@ export function createSession(core: StoreCore, identity: Identity): Session {
     }, options);
   // A lease's decisions (by id) name the conflict domains of its locks' scopes (TransactOptions).
   const leaseDomains = new WeakMap<readonly LeaseRef[], string[] | undefined>();
+  // And its watch listens on its locks' own domains (Backend.watch): not every commit wakes it.
+  const leaseListens = new WeakMap<readonly LeaseRef[], string[]>();
   const refsOf = (locks: readonly Lock[]): LeaseRef[] => {
     const refs = locks.map((l) => ({
       id: l.id,
       tokenHash: l.token === undefined ? null : core.hashToken(l.token),
     }));
     leaseDomains.set(refs, lockDomains(locks));
+    leaseListens.set(refs, listenDomains(locks));
     return refs;
   };
   const releaseRefs = (refs: readonly LeaseRef[]) =>
@@ -178,7 +181,7 @@ export function createSession(core: StoreCore, identity: Identity): Session {
     check: (refs) =>
       run((state, ctx) => decideLeaseCheck(state, ctx, { refs }), { domains: leaseDomains.get(refs) }),
     release: releaseRefs,
-    watch: (listener) => store.watch(listener),
+    watch: (listener, refs) => store.watch(listener, refs && leaseListens.get(refs)),
   };
 
   async function acquire(scopes: string | readonly string[], opts: AcquireOptions = {}) {

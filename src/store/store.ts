@@ -91,8 +91,11 @@ export interface Store {
   events(query?: number | EventQuery): Promise<StoreEvent[]>;
   /** The test events() applies for `query`'s time, agent and scopes (a scope is checked at once). */
   eventFilter(query: EventQuery): (event: StoreEvent) => boolean;
-  /** Calls `listener` soon after any process commits a change (best effort); resolves to a stopper. */
-  watch(listener: WatchListener): Promise<() => Promise<void>>;
+  /**
+   * Calls `listener` soon after any process commits a change (best effort); resolves to a stopper.
+   * `domains` (core/domains): only changes to records of those domains need be told (Backend.watch).
+   */
+  watch(listener: WatchListener, domains?: readonly string[]): Promise<() => Promise<void>>;
   /**
    * Moves damage in the store aside (kept, timestamped) and goes on with what can be read: only
    * when a person asks. A store without damage is left as it is (`damage` empty).
@@ -285,7 +288,7 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
       };
       return (event) => eventMatches(event, filter);
     },
-    watch: async (listener) => backend.watch(listener),
+    watch: async (listener, domains) => backend.watch(listener, domains),
     async repair() {
       return backend.repair ? backend.repair() : { damage: [], keptAt: [], locksKept: 0 };
     },

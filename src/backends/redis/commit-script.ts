@@ -14,7 +14,8 @@
  *
  * KEYS[1] store    hash: lock id -> record JSON, and the metadata under fields starting with '#':
  *                  #epoch, #version, #fence, #tombstones (JSON), #tomb_v (the version that set
- *                  them), #watch (epoch ms until which some client listens on the channel)
+ *                  them), #watch, #dwatch (epoch ms until which some client listens on the
+ *                  store's channel, on domains' channels: DOMAIN CHANNELS below)
  * KEYS[2] changes  list: "version previous commit-id id id ..." per commit, newest last, at
  *                  least the last 128 (delta syncs, and recognising a commit sent twice)
  * KEYS[3] history  stream: one entry per commit that records events, its field 'e' the JSON array
@@ -129,13 +130,13 @@ end
 
 -- A store without metadata is new, or lost its data (a restart without persistence, a flush): it
 -- gets a new epoch, so that every cached snapshot is known to be stale.
-local m = redis.call('HMGET', store, '#epoch', '#version', '#fence', '#watch', '#tomb_v', '#dv', '#floor')
+local m = redis.call('HMGET', store, '#epoch', '#version', '#fence', '#watch', '#tomb_v', '#dv', '#floor', '#dwatch')
 local epoch, version, fence, dv = m[1], m[2], m[3], m[6]
 -- Metadata that cannot be read fails closed, checked before anything is written (a script that
 -- fails halfway is not rolled back): nothing is decided over it, and nothing is rewritten. The
 -- client says so and names REPAIR_LUA, which keeps the damage aside when asked.
-local META = {'#epoch', '#version', '#fence', '#watch', '#tomb_v', '#dv', '#floor'}
-for k = 2, 7 do
+local META = {'#epoch', '#version', '#fence', '#watch', '#tomb_v', '#dv', '#floor', '#dwatch'}
+for k = 2, 8 do
   if m[k] and not tonumber(m[k]) then return {'damaged', META[k]} end
 end
 if not epoch then
@@ -434,29 +435,31 @@ if redis.call('RPUSH', changes, entry) > 2 * CHANGES_KEPT then
 end
 -- In the same script as the change, so no crash keeps one without the other. MAXLEN ~ trims
 -- whole radix-tree nodes only, which keeps it cheap.
-if events then
-  redis.call('XADD', history, 'MAXLEN', '~', EVENTS_KEPT, '*', 'e', events)
-end
+if events then redis.call('XADD', history, 'MAXLEN', '~', EVENTS_KEPT, '*', 'e', events) end
 redis.call('HSET', store, unpack(fields))
 if dels > 0 then each('HDEL', store, dels_at + 1, dels_at + dels) end
--- Listeners get the whole commit: which records changed (a lease not among them skips its check),
--- and the change itself, so that a handle at the previous version moves to this one without a
--- round trip. Lines: the changes-list entry, the fence, the tombstones ('' unchanged), the records.
--- The waiters the commit names (it handed them locks, or freed their way) hear it on their own
--- channels whether or not anyone watches.
+-- Listeners get the whole commit (lines: the changes-list entry, the fence, the tombstones, ''
+-- unchanged, the records): which records changed (a lease not among them skips its check), and the
+-- change, so a handle at the previous version moves on without a round trip. Waiters it names hear
+-- it on their own channels whether or not anyone watches. DOMAIN CHANNELS: while a lease listens
+-- (#dwatch), also on ARGV[8] .. ':' .. each domain whose records it changed (its 'o' write keys).
 local watched = m[4] and now < tonumber(m[4])
 local fence_after = grown and new_fence or fence
-if watched or wakes > 0 then
+if watched or m[8] or wakes > 0 then
   local message = {entry, fence_after, ARGV[7]}
   for k = 1, puts do message[#message + 1] = records[k] end
-  if watched then redis.call('PUBLISH', ARGV[8], table.concat(message, '\\n')) end
+  local text = table.concat(message, '\\n')
+  if watched then redis.call('PUBLISH', ARGV[8], text) end
+  for k = writes_at + 1, (m[8] and now < tonumber(m[8])) and writes_at + writes or 0 do
+    if string.byte(ARGV[k], 1) == 111 then redis.call('PUBLISH', ARGV[8] .. ':' .. string.sub(ARGV[k], 2), text) end
+  end
   -- The processes named get the whole store after this commit while it is small: a snapshot of
   -- theirs that is behind becomes current without a round trip (their next commit is a release,
   -- which would otherwise lose its compare-and-set and sync). The layout stays that of ARGV[8], so
   -- that older clients read it as before: the tombstones are given in full and the records are all
   -- of the store's; a last word '=' and the epoch on the first line says so (an id older clients
   -- find nothing under). Only records stored under their own id qualify: a field whose JSON names
-  -- another id is left to a sync, which reads it as unreadable (fail closed).
+  -- another id is left to a sync, which reads it as unreadable (fail closed). Else the message.
   local full = nil
   if wakes > 0 and redis.call('HLEN', store) <= FULL_FIELDS then
     local all = redis.call('HGETALL', store)
@@ -475,10 +478,9 @@ if watched or wakes > 0 then
       end
     end
   end
-  message = table.concat(full or message, '\\n')
   -- A channel given as '~' and a name is a holder's, to inform (not wake): a last word '~' on the
   -- first line marks its message (older clients, again, find nothing under that id).
-  local told = nil
+  local told, message = nil, full and table.concat(full, '\\n') or text
   for k = wakes_at + 1, wakes_at + wakes do
     if string.byte(ARGV[k], 1) == 126 then
       if not told then
@@ -491,8 +493,7 @@ if watched or wakes > 0 then
     end
   end
 end
--- A merged or rebased commit is answered as a sync from the client's version, with the fence
--- after it.
+-- A merged or rebased commit is answered as a sync from the client's version, with the fence after.
 if merged then return sync('merged', fence_after) end
 if rebased then return sync('rebased', fence_after) end
 return ok(previous)

@@ -12,7 +12,7 @@ import { REPAIR_LUA, WATCH_LUA } from './upkeep-scripts.js';
 /** The commands of ioredis this store uses, so that the library is loaded only when needed. */
 export interface Client {
   agentLockCommit(...args: string[]): Promise<string[]>;
-  agentLockWatch(key: string, ms: string): Promise<unknown>;
+  agentLockWatch(key: string, ms: string, field?: string): Promise<unknown>;
   agentLockRepair(...args: string[]): Promise<number>;
   hgetall(key: string): Promise<Record<string, string>>;
   select(db: number): Promise<unknown>;
@@ -32,6 +32,7 @@ export interface Client {
   on(event: 'message', listener: (channel: string, message: string) => void): unknown;
   duplicate(): Client;
   subscribe(channel: string): Promise<unknown>;
+  unsubscribe(channel: string): Promise<unknown>;
   defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
   call(command: string, ...args: string[]): Promise<unknown>;
 }

@@ -7,7 +7,8 @@
  * A decision about some scopes (TransactOptions.domains) is compared on the versions of their
  * conflict domains only (core/domains), so that decisions on unrelated scopes never lose a race to
  * each other (issue 19). Files: connection.ts (ioredis), snapshot.ts (the cached store and the
- * messages folded into it), commit.ts (what a commit sends and how its answer is read).
+ * messages folded into it), commit.ts (what a commit sends and how its answer is read),
+ * domain-channels.ts (the channels a lease listens on: only its domains' commits).
  *
  * So a handle whose snapshot is current (the usual case for a daemon or a library user) pays one
  * round trip per decision; a new handle (each CLI run) pays one more to load the snapshot. Time
@@ -33,6 +34,7 @@ import {
 import { applyChanges } from '../shared/state.js';
 import { type CommitLine, commit, inside, type Sent, type StoreKeys, withFences } from './commit.js';
 import { type Client, Connection } from './connection.js';
+import { Announcer, DomainChannels, touchedIds } from './domain-channels.js';
 import { type Cache, parseRecord, parseTombstones, Snapshot } from './snapshot.js';
 import { parseRedisUrl } from '../../core/redis-url.js';
 
@@ -71,11 +73,9 @@ export interface CommitStats {
 }
 
 /** Metadata fields that hold a number (the commit script refuses the store when one does not). */
-const NUMERIC_META = new Set(['#version', '#fence', '#tomb_v', '#watch', '#dv', '#floor']);
+const NUMERIC_META = new Set(['#version', '#fence', '#tomb_v', '#watch', '#dv', '#floor', '#dwatch']);
 /** Longest a decision may wait between being made and being committed. */
 const WINDOW_MS = 1000;
-/** How far ahead a watcher keeps the store publishing (renewed every third of it). */
-const WATCH_MS = 30_000;
 
 export class RedisStore implements Backend {
   readonly kind = 'redis' as const;
@@ -95,7 +95,9 @@ export class RedisStore implements Backend {
   private subscribing: Promise<Client> | null = null;
   /** Channels subscribed (or being subscribed) on the subscriber connection. */
   private readonly channels = new Map<string, Promise<unknown>>();
-  private announcer: NodeJS.Timeout | null = null;
+  /** Listeners of some domains, on their channels (see watch). */
+  private readonly domainChannels: DomainChannels;
+  private readonly announcer: Announcer;
   private closed = false;
 
   constructor(private readonly options: RedisStoreOptions) {
@@ -113,6 +115,18 @@ export class RedisStore implements Backend {
       domains: `${tag}:domains`,
     };
     this.channel = `${tag}:changed`;
+    this.domainChannels = new DomainChannels(
+      this.channel,
+      async (channel) => this.subscribeTo(await this.connection.get(), channel),
+      (channel) => this.unsubscribeFrom(channel),
+    );
+    this.announcer = new Announcer(
+      async (field, ms) => {
+        const client = await this.connection.get();
+        await this.call(() => client.agentLockWatch(this.keys.store, String(ms), field));
+      },
+      (field) => (field === '#watch' ? this.listeners.size : this.domainChannels.size) > 0,
+    );
     this.connection = new Connection(target, options.timeoutMs, this.location, (what, cause) =>
       this.damaged(what, cause),
     );
@@ -191,19 +205,23 @@ export class RedisStore implements Backend {
    * per handle serves every listener (a wait, a lease) and stays open until close(): opening one
    * per wait costs milliseconds, which is the whole budget of a hand-off.
    */
-  async watch(listener: WatchListener): Promise<() => Promise<void>> {
+  async watch(listener: WatchListener, domains?: readonly string[]): Promise<() => Promise<void>> {
     const client = await this.connection.get();
+    // A lease hears only the commits on its domains: a commit no longer wakes every agent's.
+    if (domains !== undefined && domains.length > 0) {
+      const stop = await this.domainChannels.add(listener, domains);
+      try {
+        await this.announcer.keep('#dwatch');
+      } catch (error) {
+        await stop();
+        throw error;
+      }
+      return stop;
+    }
     this.listeners.add(listener);
     try {
       await this.subscribeTo(client, this.channel);
-      // Commits publish only while the store's #watch lies ahead: renew it well before it lapses.
-      if (this.announcer === null) {
-        await this.announce(client);
-        this.announcer = setInterval(() => {
-          if (this.listeners.size > 0) this.announce(client).catch(() => undefined);
-        }, WATCH_MS / 3);
-        this.announcer.unref();
-      }
+      await this.announcer.keep('#watch');
     } catch (error) {
       this.listeners.delete(listener);
       throw error;
@@ -237,10 +255,6 @@ export class RedisStore implements Backend {
     return `{${this.prefix}}:wake:${waiterTag(waiter)}`;
   }
 
-  private announce(client: Client): Promise<unknown> {
-    return this.call(() => client.agentLockWatch(this.keys.store, String(WATCH_MS)));
-  }
-
   /** One subscriber connection per handle; each channel is subscribed once and stays. */
   private async subscribeTo(client: Client, channel: string): Promise<void> {
     const subscriber = await this.subscriberOf(client);
@@ -253,6 +267,14 @@ export class RedisStore implements Backend {
       this.channels.set(channel, subscribed);
     }
     await subscribed;
+  }
+
+  /** Ends a subscription nobody needs any more (a domain's channel whose last lease ended). */
+  private async unsubscribeFrom(channel: string): Promise<void> {
+    const subscriber = this.subscriber;
+    // Synchronously, so that a new subscription to it goes after this on the connection.
+    if (!this.channels.delete(channel) || subscriber === null || this.closed) return;
+    await this.call(() => subscriber.unsubscribe(channel));
   }
 
   private subscriberOf(client: Client): Promise<Client> {
@@ -272,6 +294,12 @@ export class RedisStore implements Backend {
   private hear(channel: string, message: string): void {
     if (this.closed) return;
     const global = channel === this.channel;
+    if (!global && channel.startsWith(`${this.channel}:`)) {
+      // A domain's channel (maybe just left): in the layout of the store's, told as it is.
+      const { touched } = this.snapshot.fold(message, true);
+      tell(this.domainChannels.of(channel) ?? [], touched ?? touchedIds(message));
+      return;
+    }
     const { touched, inform } = this.snapshot.fold(message, global);
     if (inform) return;
     const listeners = global ? this.listeners : this.waiters.get(channel);
@@ -282,8 +310,9 @@ export class RedisStore implements Backend {
     if (this.closed) return;
     this.closed = true;
     await this.queue;
-    if (this.announcer) clearInterval(this.announcer);
+    this.announcer.stop();
     this.listeners.clear();
+    this.domainChannels.clear();
     this.waiters.clear();
     this.subscriber?.disconnect();
     this.subscriber = null;

@@ -2,12 +2,16 @@
  * The Redis store's small scripts beside the commit: keeping commits published while someone
  * listens, and `alock repair`.
  */
-/** Keeps the store's #watch at least ARGV[1] ms past the server's time: commits publish until then. */
+/**
+ * Keeps the store's #watch (or the field ARGV[2] names: '#dwatch', for the channels of domains) at
+ * least ARGV[1] ms past the server's time: commits publish until then.
+ */
 export const WATCH_LUA = `
 local t = redis.call('TIME')
 local until_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
-if until_ms > tonumber(redis.call('HGET', KEYS[1], '#watch') or '0') then
-  redis.call('HSET', KEYS[1], '#watch', string.format('%.0f', until_ms))
+local field = ARGV[2] == '#dwatch' and '#dwatch' or '#watch'
+if until_ms > tonumber(redis.call('HGET', KEYS[1], field) or '0') then
+  redis.call('HSET', KEYS[1], field, string.format('%.0f', until_ms))
 end
 return 1
 `;
