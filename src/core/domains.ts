@@ -79,31 +79,57 @@ export function owns(domains: readonly string[], record: LockRecord): boolean {
   return domains.some((top) => within(domain, top));
 }
 
+/** Answers of readKeys and writeKeys by their domains: a handful of domains recur in every decision. */
+const readKeysOf = new Map<string, readonly string[]>();
+const writeKeysOf = new Map<string, readonly string[]>();
+/** Most entries each keeps before it starts over. */
+const KEYS_KEPT = 1024;
+
 /**
  * The version keys a store compares for a decision on `domains`: `o` plus each strict ancestor (the
- * records exactly there) and `s` plus each domain (its whole subtree).
+ * records exactly there) and `s` plus each domain (its whole subtree). Not to be changed: the array
+ * may be shared with other callers.
  */
-export function readKeys(domains: readonly string[]): string[] {
-  const keys = new Set<string>();
-  for (const domain of domains) {
-    for (const above of ancestors(domain)) keys.add(`o${above}`);
-    keys.add(`s${domain}`);
+export function readKeys(domains: readonly string[]): readonly string[] {
+  // Domains never hold a newline (a resource name or a path's fixed part has none): a safe separator.
+  const memo = domains.length === 1 ? domains[0]! : domains.join('\n');
+  let keys = readKeysOf.get(memo);
+  if (keys === undefined) {
+    const set = new Set<string>();
+    for (const domain of domains) {
+      for (const above of ancestors(domain)) set.add(`o${above}`);
+      set.add(`s${domain}`);
+    }
+    keys = [...set];
+    if (readKeysOf.size >= KEYS_KEPT) readKeysOf.clear();
+    readKeysOf.set(memo, keys);
   }
-  return [...keys];
+  return keys;
 }
 
 /** The version keys a commit that changed records of `domain` moves: its own, and every subtree holding it. */
 export function writeKeys(domain: string, into: Set<string>): void {
-  into.add(`o${domain}`);
-  into.add(`s${domain}`);
-  // Nothing reads the whole store's subtree version (such a decision compares everything).
-  for (const above of ancestors(domain)) if (above !== STORE_DOMAIN) into.add(`s${above}`);
+  let keys = writeKeysOf.get(domain);
+  if (keys === undefined) {
+    const list = [`o${domain}`, `s${domain}`];
+    // Nothing reads the whole store's subtree version (such a decision compares everything).
+    for (const above of ancestors(domain)) if (above !== STORE_DOMAIN) list.push(`s${above}`);
+    keys = list;
+    if (writeKeysOf.size >= KEYS_KEPT) writeKeysOf.clear();
+    writeKeysOf.set(domain, keys);
+  }
+  for (const key of keys) into.add(key);
 }
 
 /** TransactOptions.domains for a decision on these targets: absent when it must compare everything. */
 export function targetDomains(targets: readonly { readonly scope: Scope }[]): string[] | undefined {
-  return scopeDomains(targets.map((target) => target.scope)) ?? undefined;
+  // Targets shared between calls (a store's @resource targets) keep their answer.
+  if (targetDomainsOf.has(targets)) return targetDomainsOf.get(targets);
+  const domains = scopeDomains(targets.map((target) => target.scope)) ?? undefined;
+  if (Object.isFrozen(targets)) targetDomainsOf.set(targets, domains && (Object.freeze(domains) as string[]));
+  return domains;
 }
+const targetDomainsOf = new WeakMap<object, string[] | undefined>();
 
 /** TransactOptions.domains for a decision on these locks by id (a lease's): those of their scopes. */
 export function lockDomains(

@@ -217,7 +217,21 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
   };
 
   const scopeCtx = { cwd, root: treeInfo.root, probe: fsProbe };
+  // One @resource named alone, the commonest request: its targets depend on nothing but the name
+  // (no folder, no probe), so they are made once and shared (frozen: nobody may change them).
+  const resourceTargets = new Map<string, Target[]>();
   const targets = (scopes: string | readonly string[]): Target[] => {
+    if (typeof scopes === 'string' && scopes.startsWith('@')) {
+      let known = resourceTargets.get(scopes);
+      if (known === undefined) {
+        known = Object.freeze([
+          Object.freeze({ scope: Object.freeze(parseScope(scopes, scopeCtx)), tree: null }),
+        ]) as Target[];
+        if (resourceTargets.size >= 1024) resourceTargets.clear();
+        resourceTargets.set(scopes, known);
+      }
+      return known;
+    }
     const list = typeof scopes === 'string' ? [scopes] : scopes;
     if (list.length === 0)
       throw new AgentLockError('E_USAGE', 'no scope given', { hint: 'name a path, a glob or an @resource' });
@@ -247,6 +261,13 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
     waiters.set(key, { alive, at });
     return alive;
   };
+  // Made once, not per decision: they depend on neither the caller nor the time.
+  const newLock = () => {
+    const bytes = randomBytesPooled(32);
+    const token = bytes.subarray(0, 24).toString('base64url');
+    return { id: `lk_${bytes.subarray(24).toString('hex')}`, token, tokenHash: hashToken(token) };
+  };
+  const newId = () => `lk_${randomBytesPooled(8).toString('hex')}`;
   const context = (caller: Caller, now: number): DecisionContext => ({
     now,
     caller,
@@ -254,12 +275,8 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
     processAlive,
     waiterAlive,
     hashToken,
-    newLock: () => {
-      const bytes = randomBytesPooled(32);
-      const token = bytes.subarray(0, 24).toString('base64url');
-      return { id: `lk_${bytes.subarray(24).toString('hex')}`, token, tokenHash: hashToken(token) };
-    },
-    newId: () => `lk_${randomBytesPooled(8).toString('hex')}`,
+    newLock,
+    newId,
   });
   let waiter: Holder | null = null;
 

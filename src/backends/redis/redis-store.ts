@@ -77,6 +77,9 @@ const NUMERIC_META = new Set(['#version', '#fence', '#tomb_v', '#watch', '#dv', 
 /** Longest a decision may wait between being made and being committed. */
 const WINDOW_MS = 1000;
 
+/** No fence moved: shared, never written. */
+const NO_FENCES: ReadonlyMap<string, number> = new Map();
+
 export class RedisStore implements Backend {
   readonly kind = 'redis' as const;
   readonly location: string;
@@ -338,7 +341,8 @@ export class RedisStore implements Backend {
     let exact = false;
     const { snapshot } = this;
     let followed = snapshot.followed;
-    const send = (sent: Sent) => commit(this.line(client), sent);
+    const line = this.line(client);
+    const send = (sent: Sent) => commit(line, sent);
     if (snapshot.cache === null) {
       await send({ changes: null, now: 0, validUntil: 0, checkTime: false });
       exact = true;
@@ -384,11 +388,13 @@ export class RedisStore implements Backend {
       if (answer.kind === 'folded' || answer.kind === 'rebased' || answer.kind === 'ok') {
         if (!readOnly) this.stats.committed += 1;
         // Fences the script moved up (FENCES in commit-script.ts): the result says what was granted.
-        const fences = new Map<string, number>();
+        let fences = NO_FENCES;
         if (!readOnly && answer.offset !== 0) {
+          const moved = new Map<string, number>();
           for (const record of changes.put) {
-            if (record.fence > base) fences.set(record.id, this.fenceOf(record, answer.offset));
+            if (record.fence > base) moved.set(record.id, this.fenceOf(record, answer.offset));
           }
+          fences = moved;
         }
         if (answer.kind === 'ok' && !readOnly) {
           const put =
@@ -396,8 +402,9 @@ export class RedisStore implements Backend {
               ? changes.put
               : changes.put.map((r) => (fences.has(r.id) ? { ...r, fence: fences.get(r.id)! } : r));
           applyChanges(snapshot.cache!, {
-            ...changes,
             put,
+            del: changes.del,
+            tombstones: changes.tombstones,
             fence: changes.fence > base ? changes.fence + answer.offset : changes.fence,
           });
         }
@@ -423,8 +430,12 @@ export class RedisStore implements Backend {
     return this.snapshot.cache?.locks.get(record.id)?.fence ?? record.fence;
   }
 
+  /** The last line made, for its client: one per decision cost five closures. */
+  private lastLine: CommitLine | null = null;
+
   private line(client: Client): CommitLine {
-    return {
+    if (this.lastLine !== null && this.lastLine.client === client) return this.lastLine;
+    this.lastLine = {
       client,
       call: (command) => this.call(command),
       keys: this.keys,
@@ -433,6 +444,7 @@ export class RedisStore implements Backend {
       damaged: (what) => this.damaged(what),
       snapshot: this.snapshot,
     };
+    return this.lastLine;
   }
 
   /** The first instant after `now` at which some decision on the cached state could differ. */
