@@ -35,7 +35,8 @@ import { applyChanges } from '../shared/state.js';
 import { type CommitLine, commit, inside, type Sent, type StoreKeys, withFences } from './commit.js';
 import { type Client, Connection } from './connection.js';
 import { Announcer, DomainChannels, touchedIds } from './domain-channels.js';
-import { type Cache, parseRecord, parseTombstones, Snapshot } from './snapshot.js';
+import { repairStore } from './repair.js';
+import { type Cache, Snapshot } from './snapshot.js';
 import { parseRedisUrl } from '../../core/redis-url.js';
 
 export interface RedisStoreOptions {
@@ -73,7 +74,6 @@ export interface CommitStats {
 }
 
 /** Metadata fields that hold a number (the commit script refuses the store when one does not). */
-const NUMERIC_META = new Set(['#version', '#fence', '#tomb_v', '#watch', '#dv', '#floor', '#dwatch']);
 /** Longest a decision may wait between being made and being committed. */
 const WINDOW_MS = 1000;
 
@@ -457,46 +457,12 @@ export class RedisStore implements Backend {
     return until;
   }
 
-  /**
-   * Moves what cannot be read aside, into {PREFIX}:damaged:<time> (kept): records that do not parse,
-   * metadata that is no number or no JSON; a store key of another type is renamed there whole.
-   */
+  /** Moves what cannot be read aside, kept (./repair.ts); this handle then resyncs. */
   async repair(): Promise<RepairReport> {
     const client = await this.connection.get();
-    const { store, changes, history } = this.keys;
-    const aside = `{${this.prefix}}:damaged:${new Date().toISOString()}`;
-    const damage: string[] = [];
-    const wanted: [string, string, string][] = [
-      [store, 'hash', 'store'],
-      [changes, 'list', 'changes'],
-      [history, 'stream', 'history'],
-    ];
-    for (const [key, type, name] of wanted) {
-      const found = await this.call(() => client.type(key));
-      if (found !== 'none' && found !== type) {
-        await this.call(() => client.rename(key, `${aside}:${name}`));
-        damage.push(`${key} was a ${found}, not a ${type}`);
-      }
-    }
-    const fields = await this.call(() => client.hgetall(store));
-    const move: string[] = [];
-    let locksKept = 0;
-    for (const [field, value] of Object.entries(fields)) {
-      let bad: boolean;
-      if (field === '#tombstones') bad = parseTombstones(value) === null;
-      else if (NUMERIC_META.has(field)) bad = !/^\d+$/.test(value);
-      else if (field.startsWith('#')) bad = false;
-      else bad = parseRecord(field, value, 0).unreadable === true;
-      if (bad) {
-        move.push(field, value);
-        damage.push(`${field.startsWith('#') ? 'metadata' : 'record'} ${field} cannot be read`);
-      } else if (!field.startsWith('#')) locksKept += 1;
-    }
-    const keptAt = damage.length > 0 ? [aside] : [];
-    if (move.length > 0) await this.call(() => client.agentLockRepair(store, changes, aside, ...move));
-    // Whatever this handle had cached is from before: it resyncs.
+    const report = await repairStore(client, this.keys, this.prefix, (command) => this.call(command));
     this.snapshot.cache = null;
-    return { damage, keptAt, locksKept };
+    return report;
   }
 
   private damaged(what: string, cause?: unknown): AgentLockError {
