@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { describeRedis, redisForSuite } from '../redis/server.js';
+import { describeRedis, redisForSuite } from '../backends/redis/server.js';
 import { makeSandbox, type Sandbox } from './cli-harness.js';
 
 const bin = path.join(fileURLToPath(new URL('../../', import.meta.url)), 'bin', 'alock.js');

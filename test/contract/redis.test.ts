@@ -1,4 +1,4 @@
-import { describeRedis, redisForSuite } from '../redis/server.js';
+import { describeRedis, redisForSuite } from '../backends/redis/server.js';
 import { describeBackendContract } from './contract.js';
 import { redisStore } from './stores.js';
 

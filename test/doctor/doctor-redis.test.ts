@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, expect, it } from 'vitest';
-import { describeRedis, redisForSuite, startRedis } from '../redis/server.js';
+import { describeRedis, redisForSuite, startRedis } from '../backends/redis/server.js';
 import { byCode, makeRepo, problems, type Repo } from './doctor-harness.js';
 
 let repo: Repo | null = null;

@@ -11,7 +11,7 @@ import os from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { describeRedis, redisForSuite } from '../redis/server.js';
+import { describeRedis, redisForSuite } from '../backends/redis/server.js';
 import { requireBuild, scratch } from './helpers.js';
 
 const WORKER = fileURLToPath(new URL('./fixtures/fair-worker.mjs', import.meta.url));

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync } from 'node:fs';
 import { type Locks, openLocks } from '../../src/index.js';
-import { describeRedis, type RedisServer, startRedis } from '../redis/server.js';
+import { describeRedis, type RedisServer, startRedis } from '../backends/redis/server.js';
 import {
   type Shaped,
   type Worker,

@@ -10,10 +10,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import type { Client } from '../../src/backends/redis/connection.js';
-import { RedisStore } from '../../src/backends/redis/redis-store.js';
-import { type Locks, openLocks } from '../../src/locks.js';
-import { backendOf } from '../../src/store/store.js';
+import type { Client } from '../../../src/backends/redis/connection.js';
+import { RedisStore } from '../../../src/backends/redis/redis-store.js';
+import { type Locks, openLocks } from '../../../src/locks.js';
+import { backendOf } from '../../../src/store/store.js';
 import { describeRedis, type RedisServer, startRedis } from './server.js';
 
 describeRedis('change messages per conflict domain on the redis store', () => {

@@ -20,7 +20,7 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { CLI, requireBuild, uniquePrefix } from '../race/helpers.js';
+import { CLI, requireBuild, uniquePrefix } from '../../race/helpers.js';
 import { describeRedis, type RedisServer, startRedis } from './server.js';
 
 interface Envelope {

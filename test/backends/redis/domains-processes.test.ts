@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { requireBuild, uniquePrefix } from '../race/helpers.js';
+import { requireBuild, uniquePrefix } from '../../race/helpers.js';
 import { describeRedis, redisForSuite } from './server.js';
 
 const WORKER = new URL('./fixtures/own-scope-worker.mjs', import.meta.url).pathname;

@@ -7,9 +7,9 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { RedisStore } from '../../src/backends/redis/redis-store.js';
-import { type Locks, openLocks } from '../../src/locks.js';
-import { backendOf } from '../../src/store/store.js';
+import { RedisStore } from '../../../src/backends/redis/redis-store.js';
+import { type Locks, openLocks } from '../../../src/locks.js';
+import { backendOf } from '../../../src/store/store.js';
 import { describeRedis, type RedisServer, startRedis } from './server.js';
 
 describeRedis('redis store on the server clock', () => {

@@ -8,8 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Cluster } from 'ioredis';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { RedisStore } from '../../src/backends/redis/redis-store.js';
-import { type Locks, openLocks } from '../../src/locks.js';
+import { RedisStore } from '../../../src/backends/redis/redis-store.js';
+import { type Locks, openLocks } from '../../../src/locks.js';
 import { describeRedis, type RedisCluster, startCluster } from './server.js';
 
 let cluster: RedisCluster;

@@ -10,9 +10,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { RedisStore } from '../../src/backends/redis/redis-store.js';
-import { type Locks, openLocks } from '../../src/locks.js';
-import { backendOf } from '../../src/store/store.js';
+import { RedisStore } from '../../../src/backends/redis/redis-store.js';
+import { type Locks, openLocks } from '../../../src/locks.js';
+import { backendOf } from '../../../src/store/store.js';
 import { describeRedis, type RedisServer, startRedis } from './server.js';
 
 /** The commit script of agent-lock before conflict domains, as an older client runs it. */

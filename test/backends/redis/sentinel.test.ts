@@ -8,9 +8,9 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { redisAnswers } from '../../src/backends/redis/probe.js';
-import { RedisStore } from '../../src/backends/redis/redis-store.js';
-import { openLocks } from '../../src/locks.js';
+import { redisAnswers } from '../../../src/backends/redis/probe.js';
+import { RedisStore } from '../../../src/backends/redis/redis-store.js';
+import { openLocks } from '../../../src/locks.js';
 import { describeRedis, freePort, type RedisServer, startRedis } from './server.js';
 
 describeRedis('redis store through Sentinel', () => {

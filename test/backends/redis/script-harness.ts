@@ -6,8 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
-import { COMMIT_LUA } from '../../src/backends/redis/commit-script.js';
-import { commitArgv } from '../../src/backends/redis/commit.js';
+import { COMMIT_LUA } from '../../../src/backends/redis/commit-script.js';
+import { commitArgv } from '../../../src/backends/redis/commit.js';
 import { describeRedis, type RedisServer, startRedis } from './server.js';
 
 export interface CommitArgs {
@@ -124,7 +124,7 @@ export function store(redis: Redis, prefix = `script-${randomBytes(6).toString('
       const meta: Record<string, string> = {};
       for (const [field, value] of Object.entries(all)) {
         if (!field.startsWith('#')) locks[field] = value;
-        // #dv and #floor are the domains' (test/redis/domains.test.ts).
+        // #dv and #floor are the domains' (test/backends/redis/domains.test.ts).
         else if (field !== '#watch' && field !== '#dv' && field !== '#floor') meta[field.slice(1)] = value;
       }
       return {

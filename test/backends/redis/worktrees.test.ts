@@ -4,8 +4,8 @@
  * refuses, and `conflicts` reads the holders from Redis. A real redis-server on a free port.
  */
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { uniquePrefix } from '../race/helpers.js';
-import { makeRepo, type Repo } from '../worktrees/repo.js';
+import { uniquePrefix } from '../../race/helpers.js';
+import { makeRepo, type Repo } from '../../worktrees/repo.js';
 import { describeRedis, redisForSuite } from './server.js';
 
 describeRedis('worktrees of one clone on a Redis store', () => {

@@ -8,8 +8,8 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, expect, it } from 'vitest';
-import { type Locks, openLocks } from '../../src/index.js';
-import { uniquePrefix } from '../race/helpers.js';
+import { type Locks, openLocks } from '../../../src/index.js';
+import { uniquePrefix } from '../../race/helpers.js';
 import { describeRedis, redisForSuite } from './server.js';
 
 interface Damage {

@@ -10,7 +10,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { redisAnswers } from '../../src/backends/redis/probe.js';
+import { redisAnswers } from '../../../src/backends/redis/probe.js';
 
 export const redisAvailable = spawnSync('redis-server', ['--version'], { encoding: 'utf8' }).status === 0;
 

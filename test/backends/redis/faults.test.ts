@@ -16,8 +16,8 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { AgentLockError } from '../../src/core/errors.js';
-import { type Locks, openLocks } from '../../src/index.js';
+import { AgentLockError } from '../../../src/core/errors.js';
+import { type Locks, openLocks } from '../../../src/index.js';
 import {
   CLI,
   type LockBrief,
@@ -28,9 +28,9 @@ import {
   uniquePrefix,
   type Worker,
   churnPool,
-} from '../race/helpers.js';
+} from '../../race/helpers.js';
 import { describeRedis, type RedisServer, startRedis } from './server.js';
-import { CHURN_SCOPES } from '../race/fixtures/churn-scopes.mjs';
+import { CHURN_SCOPES } from '../../race/fixtures/churn-scopes.mjs';
 
 interface CliRun {
   code: number | null;

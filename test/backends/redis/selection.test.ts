@@ -11,12 +11,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { RedisStore } from '../../src/backends/redis/redis-store.js';
-import { openLocks } from '../../src/locks.js';
-import { parseOneJson, STACK_FRAME } from '../cli/cli-harness.js';
+import { RedisStore } from '../../../src/backends/redis/redis-store.js';
+import { openLocks } from '../../../src/locks.js';
+import { parseOneJson, STACK_FRAME } from '../../cli/cli-harness.js';
 import { describeRedis, freePort, type RedisServer, startRedis } from './server.js';
 
-const repo = fileURLToPath(new URL('../../', import.meta.url));
+const repo = fileURLToPath(new URL('../../../', import.meta.url));
 const bin = path.join(repo, 'bin', 'alock.js');
 const PASSWORD = 'S3cret-pw-4711';
 /** A run that takes longer than this is hung: it is killed and the test fails. */
