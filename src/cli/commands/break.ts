@@ -28,7 +28,12 @@ async function breakLocks(cli: Cli, scopes: string[], opts: { reason?: string; i
   return cli.answer(
     'break',
     outcome,
-    [cli.head('not_found', `${asked}: no lock on exactly this scope`)],
+    [
+      cli.head(
+        'not_found',
+        scopes.length === 0 ? `${asked}: no lock with this id` : `${asked}: no lock on exactly this scope`,
+      ),
+    ],
     breakMessage(outcome, asked),
   );
 }
