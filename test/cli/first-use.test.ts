@@ -128,6 +128,12 @@ describe('answers that misled', () => {
     expect(Date.parse(lease.expires_at) - Date.now()).toBeLessThan(6_000);
   });
 
+  it('break --id that finds nothing names the id, not a scope', async () => {
+    const r = await box.run('A', ['break', '--id', 'lk_nothere']);
+    expect(r.code).toBe(1);
+    expect(r.stdout.split('\n')[0]).toBe('NOT LOCKED --id lk_nothere: no lock with this id');
+  });
+
   it('release of several scopes says what was released and what was not, per scope', async () => {
     expect((await box.run('A', ['acquire', '@d'])).code).toBe(0);
     const r = await box.run('A', ['release', '@d', '@nothere']);
