@@ -22,9 +22,11 @@ export interface TransactOptions {
    * A decision that changes nothing may be answered without asking the store (Redis: from this
    * handle's snapshot, which may be behind; file: from the log read without the mutex): for a
    * waiter that a wake-up told its locks were handed over. A "held" answered so is not trusted:
-   * the waiter asks the store again at once.
+   * the waiter asks the store again at once. `'whole'`, for an answer that permits (a hook's
+   * "free"): the file store answers without its mutex only from a log it read whole, to its last
+   * byte, undamaged, so a cut or torn tail goes to the mutex and fails closed there.
    */
-  readonly cached?: boolean;
+  readonly cached?: boolean | 'whole';
   /**
    * The conflict domains (core/domains) of the scopes the decision is about: it reads and writes
    * nothing else. A store that versions domains (Redis) decides on their records only and compares

@@ -91,8 +91,9 @@ const KEYS_KEPT = 1024;
  * may be shared with other callers.
  */
 export function readKeys(domains: readonly string[]): readonly string[] {
-  // Domains never hold a newline (a resource name or a path's fixed part has none): a safe separator.
-  const memo = domains.length === 1 ? domains[0]! : domains.join('\n');
+  // No domain holds a NUL (no path or resource name can): a safe separator. A newline is not: a
+  // folder's real path may hold one.
+  const memo = domains.length === 1 ? domains[0]! : domains.join('\0');
   let keys = readKeysOf.get(memo);
   if (keys === undefined) {
     const set = new Set<string>();

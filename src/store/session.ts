@@ -269,7 +269,7 @@ export function createSession(core: StoreCore, identity: Identity): Session {
         acrossCheck(state, ctx, req, decideCheck(state, ctx, req), where);
       // A Redis handle's snapshot may be behind: only the embedded store's cached read is whole.
       if (opts.cached === true && store.kind === 'file') {
-        const seen = await run(decide, { cached: true });
+        const seen = await run(decide, { cached: 'whole' });
         if (seen.status === 'free') return seen;
       }
       return run(decide, { domains: targetDomains(req.targets) });

@@ -33,6 +33,7 @@ import {
   type Cache,
   type LogReading,
   applyBytes,
+  emptyCache,
   eventLines,
   lastNumber,
   logEvents,
@@ -133,7 +134,8 @@ export class FileStore implements Backend {
     // a decision that changes nothing is answered from the log as it stands, read without the mutex
     // (it holds whole commits only).
     if (options.cached) {
-      const state = this.peek() ?? this.peekCold();
+      const state =
+        this.cache === null ? this.peekCold() : options.cached === 'whole' ? this.peekWhole() : this.peek();
       if (state !== null) {
         const { result, changes } = decide(state, clock());
         if (isEmpty(changes, state)) return result;
@@ -235,6 +237,24 @@ export class FileStore implements Backend {
   }
 
   /**
+   * peek(), for an answer given without the mutex: null unless every byte of the log was read as
+   * whole lines, nothing read was damaged, and the log is the file (and the mtime) the cache knows,
+   * so that the answer is the one the mutex would give. Otherwise the caller takes the mutex.
+   */
+  private peekWhole(): Cache | null {
+    const cache = this.peek();
+    if (cache === null || cache.damaged) return null;
+    try {
+      const stat = lstatSync(this.logPath);
+      return stat.ino === cache.ino && stat.size === cache.size && stat.mtimeMs === cache.mtime
+        ? cache
+        : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
    * The log read whole without the mutex, for a handle with nothing cached yet (a hook's one
    * check), and not kept. Null whenever the mutex could make a difference: no log yet, damage, or a
    * partial last line (a write in progress, or a dead writer's torn commit that the next mutex
@@ -255,20 +275,7 @@ export class FileStore implements Backend {
       if (bytes.length === 0 || bytes[bytes.length - 1] !== NEWLINE || logStartDamage(bytes) !== null) {
         return null;
       }
-      const cache: Cache = {
-        fd,
-        ino,
-        size: 0,
-        mtime: mtimeMs,
-        snapshotBytes: 0,
-        lines: 0,
-        locks: new Map(),
-        fence: 0,
-        tombstones: [],
-        damaged: false,
-        eventSeq: 0,
-        pending: [],
-      };
+      const cache: Cache = emptyCache({ fd, ino, mtime: mtimeMs });
       applyBytes(this.reading, cache, bytes, 0, false);
       return cache.damaged ? null : cache;
     } catch {
@@ -319,20 +326,10 @@ export class FileStore implements Backend {
       const bytes = readRange(fd, 0, size);
       checkLogStart(this.logPath, bytes);
       const fence = this.cache?.fence ?? 0;
-      const cache: Cache = {
-        fd,
-        ino,
-        size: 0,
-        mtime: mtimeMs,
-        snapshotBytes: 0,
-        lines: 0,
-        locks: new Map(),
-        fence,
-        tombstones: [],
-        damaged: false,
-        eventSeq: this.cache?.eventSeq ?? 0,
-        pending: [],
-      };
+      const cache: Cache = emptyCache(
+        { fd, ino, mtime: mtimeMs },
+        { fence, eventSeq: this.cache?.eventSeq ?? 0 },
+      );
       applyBytes(this.reading, cache, bytes, 0);
       // A log from before events were numbered (or one lost): go on from the last number moved.
       if (cache.eventSeq === 0) cache.eventSeq = lastNumber(readPrivateOrNull(this.eventsPath));
@@ -428,20 +425,10 @@ export class FileStore implements Backend {
       }
       const start = damage.length === 0 ? logStartDamage(data) : null;
       if (start !== null) damage.push(`${this.logPath} ${start}`);
-      const cache: Cache = {
-        fd: -1,
-        ino: -1,
-        size: 0,
-        mtime: 0,
-        snapshotBytes: 0,
-        lines: 0,
-        locks: new Map(),
-        fence: 0,
-        tombstones: [],
-        damaged: false,
-        eventSeq: lastNumber(readPrivateOrNull(this.eventsPath)),
-        pending: [],
-      };
+      const cache: Cache = emptyCache(
+        { fd: -1, ino: -1, mtime: 0 },
+        { eventSeq: lastNumber(readPrivateOrNull(this.eventsPath)) },
+      );
       applyBytes(this.reading, cache, data, 0, false);
       if (cache.size < data.length && start === null) damage.push(`${this.logPath} ends in a partial line`);
       const unreadable = [...cache.locks.values()].filter((record) => record.unreadable === true);

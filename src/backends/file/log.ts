@@ -50,6 +50,25 @@ export interface LogReading {
   readonly now: () => number;
 }
 
+/** A cache with nothing read yet: `fd`, `ino` and `mtime` of the log it will read, the rest zero. */
+export function emptyCache(
+  log: { fd: number; ino: number; mtime: number },
+  from: { fence?: number; eventSeq?: number } = {},
+): Cache {
+  return {
+    ...log,
+    size: 0,
+    snapshotBytes: 0,
+    lines: 0,
+    locks: new Map(),
+    fence: from.fence ?? 0,
+    tombstones: [],
+    damaged: false,
+    eventSeq: from.eventSeq ?? 0,
+    pending: [],
+  };
+}
+
 /** Applies complete lines; a torn last line (its writer died mid-write) is cut off. */
 export function applyBytes(
   log: LogReading,

@@ -156,7 +156,7 @@ export class RedisStore implements Backend {
     options: TransactOptions = {},
   ): Promise<T> {
     const domains = options.domains !== undefined && options.domains.length > 0 ? options.domains : null;
-    const run = this.queue.then(() => this.decideAndCommit(decide, clock, options.cached === true, domains));
+    const run = this.queue.then(() => this.decideAndCommit(decide, clock, Boolean(options.cached), domains));
     this.queue = run.catch(() => undefined);
     return run;
   }

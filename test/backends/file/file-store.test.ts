@@ -17,6 +17,7 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  truncateSync,
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -478,6 +479,20 @@ describe('file store: the store mutex', () => {
     appendFileSync(s.log, '{"t":"tx","fence":99,"put":[');
     const c = await s.open('c', { AGENT_LOCK_MUTEX_TIMEOUT: '1' });
     await expect(c.check('src/free.ts', { cached: true })).rejects.toMatchObject({ code: 'E_STORE_BUSY' });
+  });
+
+  it("fails a warm handle's cached check closed when a committed line was cut: never a free answer over damage", async () => {
+    const s = setup('peek-warm-cut');
+    const a = await s.open('a');
+    const b = await s.open('b');
+    // b has read the log once (under the mutex, so it keeps what it read): its next cached check
+    // reads only what was appended since.
+    expect((await b.check('src/b.ts')).status).toBe('free');
+    expect((await a.acquire(['src/b.ts'])).status).toBe('acquired');
+    // a's committed line loses its newline: from outside, that is a torn tail nobody is writing.
+    truncateSync(s.log, statSync(s.log).size - 1);
+    await expect(b.check('src/b.ts', { cached: true })).rejects.toMatchObject({ code: 'E_STORE_UNREADABLE' });
+    await expect(b.check('src/b.ts')).rejects.toMatchObject({ code: 'E_STORE_UNREADABLE' });
   });
 
   it('keeps a wake file per waiting process under wake/ while the handle is open, and removes it on close', async () => {
