@@ -37,9 +37,8 @@
  * ARGV[7] the new tombstones as JSON, or '' when unchanged
  * ARGV[8] the channel to publish each commit on while someone listens: lines of its changes-list
  *         entry, the fence after it, its tombstones ('' unchanged), then each record written
- * ARGV[9] a fresh id for this commit ('' to validate only): a commit that arrives again (the
- *         client's connection dropped before the answer and ioredis sent it anew) answers 'ok'
- *         with the version it made, instead of being judged stale
+ * ARGV[9] a fresh id for this commit ('' to validate only): a commit that arrives again (its answer
+ *         lost, ioredis sent it anew) answers 'ok' with the version it made, not judged stale
  * KEYS[4] domains  hash: domain version key -> the version of the last commit that moved it (see
  *                  DOMAINS; core/domains names the keys)
  * ARGV[10] the fence the decision started from, when its new fences may be moved up (FENCES), or ''
@@ -63,8 +62,8 @@
  * tombstones in full, every record, and a last word '=' and the epoch on its first line. A process
  * whose snapshot is behind (a waiter that took no part in the last hand-offs) so becomes current
  * without a round trip, and its next commit (the release, typically) does not lose its
- * compare-and-set. A message to a holder has a last word '~': it updates a snapshot and wakes no
- * waiting request. Older clients read either as a commit that touched two ids they do not have.
+ * compare-and-set. A message to a holder (last word '~') updates a snapshot and wakes no waiting
+ * request. Older clients read either as a commit that touched two ids they do not have.
  *
  * MERGE. Every commit but one kind needs the store at the client's version. A new place in line
  * (puts of new tickets and nothing else, flag 'm') is merged into a newer store instead of being
@@ -74,9 +73,8 @@
  * retry (the releaser then takes the lock again: unfair). The answer is 'merged' with a sync,
  * and the client decides again on it: the way may have come free meanwhile. A merge is taken only
  * within 50 ms of its decision (ARGV[4] when the window is checked; with a clock of the client's
- * own, the server time the client gave after the 'm'). A commit sent again after a
- * lost reply comes later than that: ioredis resends only after reconnecting, and the first
- * reconnect waits 100 ms. By then the ticket may have been handed its lock and be gone, and many
+ * own, the server time the client gave after the 'm'). A commit sent again after a lost reply
+ * comes later: ioredis resends only after reconnecting, and the first reconnect waits 100 ms. By then the ticket may have been handed its lock and be gone, and many
  * commits may have gone by, so looking for the commit's id in the changes list is not enough.
  *
  * REBASE. A step that only hands locks over in line, each freed lock to an exclusive one on its
@@ -110,7 +108,6 @@ export const COMMIT_LUA = `
 local store, changes, history, domains = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local CHANGES_KEPT, EVENTS_KEPT, SLICE, FULL_FIELDS, REACH, RESENT_REACH = 128, 10000, 500, 48, 8, 32
 local MERGE_WINDOW_MS, DOMAINS_KEPT = 50, 4096
-
 -- Numbers are parsed from strings as rarely as possible: each tonumber() is a strtod().
 local t = redis.call('TIME')
 local seconds, us = tonumber(t[1]), tonumber(t[2])
@@ -185,8 +182,11 @@ local function sync(kind, fence_now)
           delta = seen
           break
         end
-        -- Applied already, on a newer store (merged or rebased): answered as then, with the delta.
-        if mine then kind = string.byte(ARGV[3], 2) == 114 and 'rebased' or 'merged' end
+        -- Applied already, on a newer store: merged or rebased, answered as then with the delta; or
+        -- (no flag) on domains, made on an older version than the store's: committed, as above.
+        local flag = string.byte(ARGV[3], 2)
+        if mine and flag ~= 109 and flag ~= 114 then return {'ok', epoch, words[1], now_text, words[2], '?'} end
+        if mine then kind = flag == 114 and 'rebased' or 'merged' end
       end
       stop = stop - count
       count = count * 4

@@ -388,6 +388,9 @@ export class RedisStore implements Backend {
       if (answer.kind === 'folded' || answer.kind === 'rebased' || answer.kind === 'ok') {
         if (!readOnly) this.stats.committed += 1;
         // Fences the script moved up (FENCES in commit-script.ts): the result says what was granted.
+        // By how much is unknown for a commit sent again (its first answer lost): read them back.
+        if (!readOnly && Number.isNaN(answer.offset) && snapshot.cache === null)
+          await send({ changes: null, now: 0, validUntil: 0, checkTime: false });
         let fences = NO_FENCES;
         if (!readOnly && answer.offset !== 0) {
           const moved = new Map<string, number>();

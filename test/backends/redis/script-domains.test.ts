@@ -52,6 +52,45 @@ describeScript('the commit script: conflict domains', () => {
     expect(await redis.hget(`{${s.prefix}}:store`, 'lk_a2')).toBeNull();
   });
 
+  it('answers a domain commit sent again after a lost reply as committed, and applies it once', async () => {
+    const redis = client();
+    const s = store(redis);
+    const [, epoch, v0] = await s.sync();
+    // The store moves past the client's version elsewhere, then the client commits on @a.
+    expect(
+      (
+        await s.commit({
+          epoch: epoch!,
+          version: v0!,
+          fence: 5,
+          puts: [['lk_b', rec('lk_b')]],
+          writes: ['o@b', 's@b'],
+        })
+      )[0],
+    ).toBe('ok');
+    const sent = {
+      epoch: epoch!,
+      version: v0!,
+      fence: 1,
+      id: 'resent-1',
+      seenFence: 0,
+      reads: [
+        ['o*', v0!],
+        ['s@a', v0!],
+      ] as [string, string][],
+      writes: ['o@a', 's@a'],
+      puts: [['lk_a', rec('lk_a')]] as [string, string][],
+    };
+    const first = await s.commit(sent);
+    expect(first[0]).toBe('ok');
+    // The same commit again (ioredis resends it after reconnecting): committed, as the first time,
+    // with '?' for the fences (the client reads them back), never 'merged' (decide again).
+    const again = await s.commit(sent);
+    expect(again.slice(0, 3)).toEqual(['ok', epoch, first[2]]);
+    expect(again[5]).toBe('?');
+    expect(await redis.hget(`{${s.prefix}}:store`, '#version')).toBe(first[2]);
+  });
+
   it('voids every domain version known from before a commit of an older client (the floor)', async () => {
     const redis = client();
     const s = store(redis);
