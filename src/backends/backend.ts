@@ -90,6 +90,3 @@ export interface Backend {
   events(limit: number, after?: string): Promise<StoreEvent[]>;
   close(): Promise<void>;
 }
-
-// The listener helpers live with what the stores share; kept here too for the Redis store's imports.
-export { stopper, tell, waiterTag } from './shared/listeners.js';

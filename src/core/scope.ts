@@ -47,6 +47,17 @@ export function isGlob(text: string): boolean {
   return WILDCARD.test(text);
 }
 
+/**
+ * A path as git names it (the guard's staged files), shaped like a stored record's scope so that
+ * both sides are judged alike. Control characters are matched as U+FFFD: picomatch's `**` is built
+ * on a regex `.`, which never matches a newline, so `src/a\nb.ts` would otherwise escape a lock on
+ * `src/**`. No lock can name a control character (parseScope refuses them), so only wildcards meet
+ * these names, and to a wildcard any one character is alike.
+ */
+export function stagedPathScope(p: string): PathScope {
+  return scopeFromPattern(p.replace(/\p{Cc}/gu, '\uFFFD'), 'path') as PathScope;
+}
+
 export function parseScope(input: string, ctx: ScopeContext): Scope {
   if (input.trim() === '') {
     throw new AgentLockError('E_SCOPE_EMPTY', 'empty scope: pass ** to claim the whole tree', {

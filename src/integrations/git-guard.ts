@@ -21,10 +21,9 @@ import { describeHolder, paint, quoteArg } from '../answers/render.js';
 import { AgentLockError } from '../core/errors.js';
 import { type Identity, resolveIdentity } from '../core/identity.js';
 import type { Lock } from '../core/lock.js';
-import { scopeFromPattern, scopesOverlap } from '../core/scope.js';
+import { scopeFromPattern, scopesOverlap, stagedPathScope } from '../core/scope.js';
 import { makeDirs } from '../host/make-dirs.js';
 import { ancestorChain, hostName } from '../host/process.js';
-import { pathScope } from '../store/session.js';
 
 /** The line that tells our hook from anyone else's. */
 const MARKER = '# agent-lock git guard';
@@ -288,7 +287,7 @@ export async function guardCommand(cli: CliContext, hook: string): Promise<Answe
   }
 
   // Each staged path is taken exactly as git names it, shaped like a stored record's scope.
-  const targets = staged.map((p) => ({ scope: pathScope(p), path: p }));
+  const targets = staged.map((p) => ({ scope: stagedPathScope(p), path: p }));
   const who = targets.length > 0 ? await committer(cli) : cli.identity();
   // One decision for every staged path, the same one `check` makes (family rules, reaping), made
   // by the store as the committer: a dead holder it reaps has its frozen files thawed.

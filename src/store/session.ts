@@ -39,7 +39,7 @@ import { listenDomains, lockDomains, targetDomains } from '../core/domains.js';
 import { AgentLockError } from '../core/errors.js';
 import type { Identity } from '../core/identity.js';
 import type { Lock } from '../core/lock.js';
-import { type PathScope, scopeFromPattern } from '../core/scope.js';
+import { stagedPathScope } from '../core/scope.js';
 import { acrossAcquire, acrossCheck } from '../core/worktrees.js';
 import { filesToFreeze, freeze as freezeFiles } from '../host/freeze.js';
 import type { Lease, LeaseStore } from '../lease.js';
@@ -126,19 +126,6 @@ export interface Session {
     scopes: string | readonly string[],
     options?: { reason?: string; ids?: readonly string[] },
   ): Promise<Outcome<BreakStatus>>;
-}
-
-/**
- * Control characters in a path are matched as U+FFFD: picomatch's `**` is built on a regex `.`,
- * which never matches a newline, so `src/a\nb.ts` would otherwise escape a lock on `src/**`. No
- * lock can name a control character (acquire refuses them), so only wildcards meet these names,
- * and to a wildcard any one character is alike.
- */
-const CONTROL = /\p{Cc}/gu;
-
-/** A path as git names it, shaped like a stored record's scope so that both sides are judged alike. */
-export function pathScope(p: string): PathScope {
-  return scopeFromPattern(p.replace(CONTROL, '\uFFFD'), 'path') as PathScope;
 }
 
 export function createSession(core: StoreCore, identity: Identity): Session {
@@ -276,7 +263,7 @@ export function createSession(core: StoreCore, identity: Identity): Session {
     },
     async checkPaths(paths) {
       if (paths.length === 0) return { status: 'free', locks: [], conflicts: [] };
-      const targets: Target[] = paths.map((p) => ({ scope: pathScope(p), tree: store.tree.key }));
+      const targets: Target[] = paths.map((p) => ({ scope: stagedPathScope(p), tree: store.tree.key }));
       return run((state, ctx) => decideCheck(state, ctx, { targets, mode: 'exclusive' }), {
         domains: targetDomains(targets),
       });

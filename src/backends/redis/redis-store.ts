@@ -22,16 +22,9 @@ import { readEvent } from '../../core/events.js';
 import { isEmpty } from '../../core/decide.js';
 import { AgentLockError } from '../../core/errors.js';
 import type { LockRecord } from '../../core/lock.js';
-import {
-  type RepairReport,
-  type Backend,
-  stopper,
-  type TransactOptions,
-  tell,
-  type WatchListener,
-  waiterTag,
-} from '../backend.js';
-import { applyChanges } from '../shared/state.js';
+import type { Backend, RepairReport, TransactOptions, WatchListener } from '../backend.js';
+import { stopper, tell, waiterTag } from '../shared/listeners.js';
+import { applyChanges, fenceFromClock } from '../shared/state.js';
 import { type CommitLine, commit, inside, type Sent, type StoreKeys, withFences } from './commit.js';
 import { type Client, Connection } from './connection.js';
 import { Announcer, DomainChannels, touchedIds } from './domain-channels.js';
@@ -355,7 +348,7 @@ export class RedisStore implements Backend {
       const now = clock ? clock() : exact ? snapshot.serverNow : snapshot.estimateNow();
       // Fences follow the server's clock in microseconds (or one past the last, if larger): so
       // they keep growing even after the server lost its data or came back from an older snapshot.
-      const base = Math.max(cache.fence, now * 1000);
+      const base = Math.max(cache.fence, fenceFromClock(now));
       // A decision on some domains still sees the whole snapshot, so that it reaps a dead holder's
       // lock wherever it lies (DESIGN 9.2: on the next decision). What it answers depends only on
       // its domains' records, which the script compares: scopes of other domains can neither
