@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Locks, openLocks } from '../../src/index.js';
+import { enforceHolder, killHolder } from './enforce-holder.js';
 
-const repo = path.resolve(import.meta.dirname, '../..');
 let tmp = '';
 let tree = '';
 let store = '';
@@ -92,24 +91,10 @@ describe('acquire with enforce', () => {
     ['orphaned', true],
   ])('thaws the files of a holder killed while holding when its lock is %s', async (_how, withNote) => {
     // The holder is a real process that takes the lock itself, then is SIGKILLed.
-    const script = `
-      import { openLocks } from ${JSON.stringify(path.join(repo, 'dist/index.js'))};
-      const locks = await openLocks({ dir: ${JSON.stringify(tree)}, storeDir: ${JSON.stringify(store)}, identity: { agentId: 'doomed' }, env: {} });
-      const won = await locks.acquire('src/**', { enforce: true });
-      if (${withNote}) await locks.note('src/**', 'halfway through');
-      console.log(won.status);
-      setInterval(() => {}, 60000);`;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const said = await new Promise<string>((resolve) =>
-      child.stdout!.once('data', (d: Buffer) => resolve(String(d).trim())),
-    );
+    const { child, said } = await enforceHolder(tree, store, withNote);
     expect(said).toBe('acquired');
     expect(mode(path.join(tree, 'src/a.ts')) & 0o222).toBe(0);
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGKILL');
-    await exited;
+    await killHolder(child);
 
     const b = await open('b');
     const listed = await b.list();

@@ -4,12 +4,13 @@
  * real `git commit` through the installed hook and the built CLI. Before the guard decided through
  * the store, its decision dropped the lock and left the files read-only for good.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openLocks } from '../../src/locks.js';
+import { enforceHolder, killHolder } from './enforce-holder.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 const bin = path.join(repoRoot, 'bin', 'alock.js');
@@ -67,24 +68,10 @@ describe('the git guard and a dead enforce holder', () => {
     ['reaped', false],
     ['orphaned', true],
   ])('thaws the files of a killed holder whose lock the guard finds %s', async (_how, withNote) => {
-    const script = `
-      import { openLocks } from ${JSON.stringify(path.join(repoRoot, 'dist/index.js'))};
-      const locks = await openLocks({ dir: ${JSON.stringify(tree)}, storeDir: ${JSON.stringify(store)}, identity: { agentId: 'doomed' }, env: {} });
-      const won = await locks.acquire('src/**', { enforce: true });
-      if (${withNote}) await locks.note('src/**', 'halfway through');
-      console.log(won.status);
-      setInterval(() => {}, 60000);`;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const said = await new Promise<string>((resolve) =>
-      child.stdout!.once('data', (d: Buffer) => resolve(String(d).trim())),
-    );
+    const { child, said } = await enforceHolder(tree, store, withNote);
     expect(said).toBe('acquired');
     expect(mode(path.join(tree, 'src/a.ts')) & 0o222).toBe(0);
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGKILL');
-    await exited;
+    await killHolder(child);
 
     // Another agent commits a new file under the dead holder's scope: only the guard decides.
     writeFileSync(path.join(tree, 'src/new.ts'), 'new');
