@@ -133,16 +133,30 @@ export async function watchCommand(cli: Cli): Promise<Answer> {
     },
   };
   const draw = createLogUpdate(screen as unknown as NodeJS.WritableStream, { showCursor: true });
-  let state = await look();
-  const render = () => draw(boardLines(state, Date.now(), colors).join('\n'));
-  render();
-  let looking: Promise<void> = Promise.resolve();
-  let again = false;
-  let failure: unknown = null;
   let quit: (how: 'q' | NodeJS.Signals) => void = () => {};
   const ended = new Promise<'q' | NodeJS.Signals>((resolve) => {
     quit = resolve;
   });
+  // Keys and signals are taken before the first frame is drawn: once the board shows, Ctrl-C is a
+  // byte this command reads, never a signal that also reaches the shell that started it.
+  const signals = interruption(cli.io.onSignal);
+  signals.signal.addEventListener('abort', () => quit(signals.received ?? 'SIGINT'), { once: true });
+  const onKey = (key: Buffer) => {
+    const text = key.toString('utf8');
+    // In raw mode Ctrl-C arrives as a byte, not a signal.
+    if (text === '\u0003') quit('SIGINT');
+    else if (text === 'q' || text === 'Q') quit('q');
+  };
+  stdin.setRawMode(true);
+  stdin.on('data', onKey);
+  stdin.resume();
+  let state: BoardState | null = null;
+  const render = () => {
+    if (state !== null) draw(boardLines(state, Date.now(), colors).join('\n'));
+  };
+  let looking: Promise<void> = Promise.resolve();
+  let again = false;
+  let failure: unknown = null;
   // Commits come in bursts: one look at a time, and one more after it if any came meanwhile.
   const refresh = () => {
     if (again) return;
@@ -158,20 +172,18 @@ export async function watchCommand(cli: Cli): Promise<Answer> {
       }
     });
   };
-  const unwatch = await locks.store.watch(() => refresh());
-  // Countdowns and ages move with the clock, not with commits: redraw what we have each second.
-  const ticker = setInterval(render, 1000);
-  const signals = interruption(cli.io.onSignal);
-  signals.signal.addEventListener('abort', () => quit(signals.received ?? 'SIGINT'), { once: true });
-  const onKey = (key: Buffer) => {
-    const text = key.toString('utf8');
-    // In raw mode Ctrl-C arrives as a byte, not a signal.
-    if (text === '\u0003') quit('SIGINT');
-    else if (text === 'q' || text === 'Q') quit('q');
-  };
-  stdin.setRawMode(true);
-  stdin.on('data', onKey);
-  stdin.resume();
+  let unwatch: () => Promise<void> = async () => {};
+  let ticker: NodeJS.Timeout | undefined;
+  try {
+    state = await look();
+    render();
+    unwatch = await locks.store.watch(() => refresh());
+    // Countdowns and ages move with the clock, not with commits: redraw what we have each second.
+    ticker = setInterval(render, 1000);
+  } catch (error) {
+    failure = error;
+    quit('q');
+  }
   let how: 'q' | NodeJS.Signals;
   try {
     how = await ended;
