@@ -8,7 +8,15 @@ import { performance } from 'node:perf_hooks';
 import type * as IORedis from 'ioredis';
 import type * as RedisSemaphore from 'redis-semaphore';
 import { type Lease, type Locks, openLocks } from '../src/index.js';
-import type { Command, ContenderKey, Reply, ScalingConfig } from './scaling/protocol.js';
+import { openContract } from './scaling/contract.js';
+import {
+  type Command,
+  type ContenderKey,
+  type Reply,
+  type ScalingConfig,
+  workerAgentId,
+  workerResource,
+} from './scaling/protocol.js';
 
 const config = JSON.parse(process.env.BENCH_SCALING_CONFIG ?? '{}') as ScalingConfig;
 const { index, redisUrl, tree, stores, prefixes, leaseMs } = config;
@@ -59,7 +67,7 @@ interface Handle {
 }
 
 const AGENT_LOCK_CONTENDERS: Record<
-  Exclude<ContenderKey, 'semaphore'>,
+  Exclude<ContenderKey, 'semaphore' | 'contract'>,
   ['redis' | 'file', 'resource' | 'path']
 > = {
   redisResource: ['redis', 'resource'],
@@ -70,7 +78,22 @@ const AGENT_LOCK_CONTENDERS: Record<
 
 /** The contender's step: one acquire+release of this worker's own lock. Opened once, kept. */
 async function openContender(contender: ContenderKey): Promise<Handle> {
-  const agentId = `scaling-${index}`;
+  const agentId = workerAgentId(index);
+  if (contender === 'contract') {
+    if (config.contractRecordBytes === null) throw new Error('contract: no record size (no Redis)');
+    const client = new Redis(redisUrl!, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    await client.connect();
+    // The same code as one-client.ts's contract bound, on a key and fence of this worker's own.
+    const step = await openContract(client, {
+      key: `bench:contract:${index}`,
+      fenceKey: `bench:contract:${index}:fence`,
+      scope: workerResource(index),
+      agentId,
+      leaseMs,
+      recordBytes: config.contractRecordBytes,
+    });
+    return { step, close: async () => client.disconnect() };
+  }
   if (contender === 'semaphore') {
     const { Mutex } = require('redis-semaphore') as typeof RedisSemaphore;
     const client = new Redis(redisUrl!, { lazyConnect: true, maxRetriesPerRequest: 1 });
@@ -91,7 +114,7 @@ async function openContender(contender: ContenderKey): Promise<Handle> {
   if (found === undefined) throw new Error(`unknown contender ${contender}`);
   const [backend, what] = found;
   const locks = await openAgentLock(backend, stores[contender], prefixes[contender], agentId);
-  const scope = what === 'resource' ? `@w${index}` : `src/w${index}.ts`;
+  const scope = what === 'resource' ? workerResource(index) : `src/w${index}.ts`;
   return {
     async step() {
       expect(await locks.acquire(scope, { ttl }), 'acquired', `acquire ${scope}`);

@@ -1,10 +1,15 @@
 // (k) stores that scale with the number of agents (issue 19). Measured, all in one run:
 //   1. N = 1, 2, 4, 8 forked processes (bench/scaling-worker.ts), each looping acquire+release of
 //      a lock no other process wants: its own @resource on agent-lock Redis, on agent-lock's file
-//      store (one store) and redis-semaphore's Mutex (same server); then its own file path
-//      (src/w<i>.ts) in one tree, agent-lock Redis and file. Aggregate ops/s (median of the rounds'
-//      sums of each process's rate) and p99 of one acquire+release (bench/scaling/throughput.ts).
+//      store (one store) and redis-semaphore's Mutex (same server); the contract bound of part 2
+//      on a key of its own (its record as long as agent-lock's for a worker's @resource, measured
+//      before the workers start), so that each N shows the floor beside the libraries; then its
+//      own file path (src/w<i>.ts) in one tree, agent-lock Redis and file. Aggregate ops/s (median
+//      of the rounds' sums of each process's rate) and p99 of one acquire+release
+//      (bench/scaling/throughput.ts).
 //        Redis own @resource at every N / redis-semaphore at that N     target >= 0.8x
+//        contract bound / redis-semaphore, and Redis own @resource /
+//        contract bound, at every N                                      information
 //        Redis own file path at N=8 / Redis own @resource at N=8         target >= 0.5x
 //        file store own @resource at N=8 / its own at N=1                target >= 0.5x
 //        file store own @resource at N=8 / redis-semaphore at N=8        target >= 1.0x
@@ -25,6 +30,7 @@ import type { BenchCase, Block, Cell, NotRun, Verdict } from '../case.js';
 import { NO_TARGET, notRun, verdict } from '../case.js';
 import { verdictLine } from '../report.js';
 import { LEASE_MS, TARGETS } from '../settings.js';
+import type { AgentLockRecord } from '../scaling/contract.js';
 import { type Messages, messagesPerCommit } from '../scaling/messages.js';
 import { type OneClient, oneClient } from '../scaling/one-client.js';
 import { startPool } from '../scaling/pool.js';
@@ -35,6 +41,7 @@ import {
   throughput,
   throughputVerdicts,
   WORKER_COUNTS,
+  workersRecord,
 } from '../scaling/throughput.js';
 
 const STORE_KEYS: readonly StoreKey[] = [
@@ -63,6 +70,8 @@ export type Scaling =
       workerCounts: number[];
       targets: typeof TARGETS.scaling;
       throughput: ThroughputRow[];
+      /** The size of the contract bound's record in the workers (null without Redis). */
+      contractRecord: AgentLockRecord | null;
       oneClient: OneClient | PartNotRun;
       messages: Messages | PartNotRun;
       verdicts: Verdict[];
@@ -90,10 +99,15 @@ function scalingBlocks(k: Scaling, points: Verdict[], redisReason: string): Bloc
   }
   const s = k.settings;
   const fixed = (value: number | null) => (value === null ? '-' : value.toFixed(3));
+  const rec = k.contractRecord;
+  const record =
+    rec === null
+      ? ''
+      : `; the contract bound's record: ${rec.bytes} bytes, as agent-lock's for a worker's @resource${rec.found ? '' : ' (NOT FOUND: assumed)'}`;
   const blocks: Block[] = [
     {
       kind: 'table',
-      title: `${TITLE}, ${s.rounds} interleaved round(s) of ${s.pointSeconds} s per point (aggregate ops/s: median of the rounds; p99 of one acquire+release)`,
+      title: `${TITLE}, ${s.rounds} interleaved round(s) of ${s.pointSeconds} s per point (aggregate ops/s: median of the rounds; p99 of one acquire+release${record})`,
       header: ['contender', 'N', 'ops', 'ops/s', 'min ops/s', 'max ops/s', 'p50 ms', 'p99 ms'],
       rows: k.throughput.map((r): Cell[] => [
         r.name,
@@ -170,10 +184,28 @@ export const scaling: BenchCase<Scaling> = {
     let points: Verdict[] = [];
     let pool: Awaited<ReturnType<typeof startPool>> | null = null;
     try {
+      const contractRecord =
+        redisUrl === null
+          ? null
+          : await workersRecord(
+              redisUrl,
+              ctx.makeTree('scaling-record'),
+              `${ctx.benchPrefix}-scaling-record`,
+              ctx.cleanEnv(),
+              LEASE_MS,
+            );
       pool = await startPool(
         path.join(ctx.outDir, 'scaling-worker.js'),
         Math.max(...WORKER_COUNTS),
-        { redisUrl, tree, stores, prefixes, leaseMs: LEASE_MS, env: ctx.cleanEnv() },
+        {
+          redisUrl,
+          tree,
+          stores,
+          prefixes,
+          leaseMs: LEASE_MS,
+          contractRecordBytes: contractRecord?.bytes ?? null,
+          env: ctx.cleanEnv(),
+        },
         ctx.cleanEnv(),
       );
       const rows = await throughput(pool, contenders, settings);
@@ -202,6 +234,7 @@ export const scaling: BenchCase<Scaling> = {
         workerCounts: WORKER_COUNTS,
         targets: TARGETS.scaling,
         throughput: rows,
+        contractRecord,
         oneClient: one,
         messages,
         verdicts,

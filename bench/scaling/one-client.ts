@@ -2,9 +2,9 @@
 // contract bound, the least a lock with agent-lock's contract costs: one EVALSHA that writes a
 // holder record (JSON of the size of agent-lock's record, a random id and a token hash, made per
 // call) under a lease and advances a fence counter, then one compare-and-delete EVALSHA. Beside it
-// (d)'s bare bound (SET NX PX + compare-and-delete), for information.
-import { createHash, randomBytes } from 'node:crypto';
-import os from 'node:os';
+// (d)'s bare bound (SET NX PX + compare-and-delete), for information. The contract bound's code is
+// bench/scaling/contract.ts, shared with the workers of part 1, which run it at every N.
+import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { openLocks } from '../../src/index.js';
@@ -13,15 +13,7 @@ import { atLeast, info } from '../case.js';
 import type { Settings } from '../settings.js';
 import { LEASE_MS, TARGETS } from '../settings.js';
 import { averagedMedian, percentile, round } from '../stats.js';
-
-/** Takes the lock if free: advances the fence and writes the holder record under a lease. */
-const CONTRACT_ACQUIRE = `if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-local fence = redis.call('INCR', KEYS[2])
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return fence`;
-const COMPARE_AND_DELETE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
-/** The record size assumed when agent-lock's could not be found (said in the result). */
-const ASSUMED_RECORD_BYTES = 600;
+import { agentLockRecord, COMPARE_AND_DELETE, openContract } from './contract.js';
 
 export interface OneClientRow {
   key: string;
@@ -39,33 +31,6 @@ export interface OneClient {
   recordFound: boolean;
   rows: OneClientRow[];
   verdicts: Verdict[];
-}
-
-/** The JSON of the record agent-lock wrote for `lockId`, wherever the store keeps it (any layout). */
-async function recordJsonOf(client: Redis, prefix: string, lockId: string): Promise<string | null> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await client.scan(cursor, 'MATCH', `*${prefix}*`, 'COUNT', 100);
-    cursor = next;
-    for (const key of keys) {
-      const type = await client.type(key);
-      const values =
-        type === 'hash'
-          ? Object.values(await client.hgetall(key))
-          : type === 'string'
-            ? [await client.get(key)]
-            : [];
-      for (const value of values) {
-        if (!value?.includes(lockId)) continue;
-        try {
-          if ((JSON.parse(value) as { id?: unknown }).id === lockId) return value;
-        } catch {
-          // not a record
-        }
-      }
-    }
-  } while (cursor !== '0');
-  return null;
 }
 
 export async function oneClient(
@@ -92,12 +57,8 @@ export async function oneClient(
   };
   try {
     const ttl = LEASE_MS / 1000;
-    const probe = await locks.acquire('@res', { ttl });
-    if (probe.status !== 'acquired') throw new Error(`acquire @res: ${probe.status}`);
-    const inspector = await client();
-    const json = await recordJsonOf(inspector, prefix, probe.locks[0]!.id);
-    await locks.release('@res');
-    const recordBytes = json === null ? ASSUMED_RECORD_BYTES : Buffer.byteLength(json);
+    const record = await agentLockRecord(locks, await client(), prefix, '@res', ttl);
+    const recordBytes = record.bytes;
 
     const ours = async () => {
       const got = await locks.acquire('@res', { ttl });
@@ -106,41 +67,14 @@ export async function oneClient(
       if (gone.status !== 'released') throw new Error(`release @res: ${gone.status}`);
     };
 
-    const contractClient = await client();
-    const acquireSha = (await contractClient.script('LOAD', CONTRACT_ACQUIRE)) as string;
-    const cadSha = (await contractClient.script('LOAD', COMPARE_AND_DELETE)) as string;
-    const holder = { agent_id: 'scaling-one', host: os.hostname(), pid: process.pid };
-    // Made per call, as agent-lock makes its record: a random id, a random token and its hash;
-    // padded to the size of agent-lock's (every field but the padding has a fixed length).
-    const recordOf = (pad: string) => {
-      const token = randomBytes(16).toString('hex');
-      const now = Date.now();
-      return JSON.stringify({
-        id: `lk_${randomBytes(8).toString('hex')}`,
-        scope: '@res',
-        ...holder,
-        created_at: now,
-        expires_at: now + LEASE_MS,
-        token_hash: createHash('sha256').update(token).digest('hex'),
-        pad,
-      });
-    };
-    // Worked out once, so that the bound pays one JSON.stringify per call, like agent-lock.
-    const pad = 'x'.repeat(Math.max(0, recordBytes - Buffer.byteLength(recordOf(''))));
-    const contract = async () => {
-      const value = recordOf(pad);
-      const fence = (await contractClient.evalsha(
-        acquireSha,
-        2,
-        'bench:contract:res',
-        'bench:contract:fence',
-        value,
-        LEASE_MS,
-      )) as number;
-      if (!(fence > 0)) throw new Error(`contract: acquire answered ${fence}`);
-      const deleted = await contractClient.evalsha(cadSha, 1, 'bench:contract:res', value);
-      if (deleted !== 1) throw new Error(`contract: compare-and-delete answered ${deleted}`);
-    };
+    const contract = await openContract(await client(), {
+      key: 'bench:contract:res',
+      fenceKey: 'bench:contract:fence',
+      scope: '@res',
+      agentId: 'scaling-one',
+      leaseMs: LEASE_MS,
+      recordBytes,
+    });
 
     const boundClient = await client();
     const boundCad = (await boundClient.script('LOAD', COMPARE_AND_DELETE)) as string;
@@ -197,7 +131,7 @@ export async function oneClient(
       ran: true,
       rounds,
       recordBytes,
-      recordFound: json !== null,
+      recordFound: record.found,
       rows,
       verdicts: [
         atLeast(

@@ -2,9 +2,15 @@
 // say to each other over IPC, and the configuration each worker is started with.
 
 /** The throughput contenders: each worker's own lock on one of them. */
-export type ContenderKey = 'redisResource' | 'fileResource' | 'semaphore' | 'redisPath' | 'filePath';
+export type ContenderKey =
+  | 'redisResource'
+  | 'fileResource'
+  | 'semaphore'
+  | 'contract'
+  | 'redisPath'
+  | 'filePath';
 /** A store folder and Redis prefix of its own for each agent-lock contender and the messages part. */
-export type StoreKey = Exclude<ContenderKey, 'semaphore'> | 'messages';
+export type StoreKey = Exclude<ContenderKey, 'semaphore' | 'contract'> | 'messages';
 
 /** BENCH_SCALING_CONFIG, JSON. `redisUrl` null: the file-store contenders only. */
 export interface ScalingConfig {
@@ -14,6 +20,8 @@ export interface ScalingConfig {
   stores: Record<StoreKey, string>;
   prefixes: Record<StoreKey, string>;
   leaseMs: number;
+  /** The contract bound's record size (bench/scaling/contract.ts); null without Redis. */
+  contractRecordBytes: number | null;
   env: NodeJS.ProcessEnv;
 }
 
@@ -46,3 +54,7 @@ export type Reply =
 
 export type ReplyType = Exclude<Reply['type'], 'error'>;
 export type ReplyOf<T extends ReplyType> = Extract<Reply, { type: T }>;
+
+/** Worker `index`'s agent id and its own @resource; the parent sizes the contract bound's record on them. */
+export const workerAgentId = (index: number) => `scaling-${index}`;
+export const workerResource = (index: number) => `@w${index}`;

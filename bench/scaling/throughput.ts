@@ -1,13 +1,19 @@
 // Section (k), part 1: N = 1, 2, 4, 8 workers, each looping acquire+release of a lock no other
 // worker wants, on each contender. Aggregate ops/s is the median of the rounds' sums of each
-// worker's rate; p99 is of one acquire+release (all pairs of all rounds).
+// worker's rate; p99 is of one acquire+release (all pairs of all rounds). Beside the libraries, the
+// contract bound (bench/scaling/contract.ts) on a key of each worker's own: the floor any lock with
+// agent-lock's contract has at that N, so each N shows how far it is from redis-semaphore and from
+// agent-lock.
+import { Redis } from 'ioredis';
+import { openLocks } from '../../src/index.js';
 import type { Verdict } from '../case.js';
 import { atLeast, info } from '../case.js';
 import type { Settings } from '../settings.js';
 import { TARGETS } from '../settings.js';
 import { averagedMedian, percentile, round } from '../stats.js';
 import type { Pool } from './pool.js';
-import type { ContenderKey } from './protocol.js';
+import { type AgentLockRecord, agentLockRecord } from './contract.js';
+import { type ContenderKey, workerAgentId, workerResource } from './protocol.js';
 
 export const WORKER_COUNTS = [1, 2, 4, 8];
 
@@ -21,6 +27,11 @@ export const CONTENDERS: readonly Contender[] = [
   { key: 'redisResource', name: 'agent-lock Redis, own @resource', redis: true },
   { key: 'fileResource', name: 'agent-lock file store, own @resource', redis: false },
   { key: 'semaphore', name: 'redis-semaphore Mutex, own key', redis: true },
+  {
+    key: 'contract',
+    name: 'contract bound (record + fence EVALSHA, CAD EVALSHA), own key',
+    redis: true,
+  },
   { key: 'redisPath', name: 'agent-lock Redis, own file path', redis: true },
   { key: 'filePath', name: 'agent-lock file store, own file path', redis: false },
 ];
@@ -35,6 +46,36 @@ export interface ThroughputRow {
   maxOpsPerSec: number;
   p50Ms: number | null;
   p99Ms: number | null;
+}
+
+/**
+ * The size of the contract bound's record in the workers: agent-lock's record for a worker's own
+ * @resource (worker 0's agent id and scope, every worker's are as long), taken on a Redis store of
+ * its own under `prefix` and found as one-client.ts finds its own. Run before the workers start.
+ */
+export async function workersRecord(
+  redisUrl: string,
+  where: { tree: string; store: string },
+  prefix: string,
+  env: NodeJS.ProcessEnv,
+  leaseMs: number,
+): Promise<AgentLockRecord> {
+  const locks = await openLocks({
+    backend: 'redis',
+    redisUrl,
+    dir: where.tree,
+    storeDir: where.store,
+    identity: { agentId: workerAgentId(0) },
+    env: { ...env, AGENT_LOCK_REDIS_PREFIX: prefix },
+  });
+  const inspector = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await inspector.connect();
+    return await agentLockRecord(locks, inspector, prefix, workerResource(0), leaseMs / 1000);
+  } finally {
+    await locks.close();
+    inspector.disconnect();
+  }
 }
 
 /** One point: N workers warm up, then all loop for the point's seconds at once. */
@@ -110,6 +151,15 @@ export function throughputVerdicts(rows: readonly ThroughputRow[], redis: boolea
         `Redis own @resource / redis-semaphore, N=${n}`,
         redis ? ratio(rate('redisResource', n), rate('semaphore', n)) : null,
         t.redisVsSemaphoreMin,
+      ),
+      // The floor at this N, for information: the two ratios multiply to the target's (but rounding).
+      info(
+        `contract bound / redis-semaphore at N=${n}`,
+        redis ? ratio(rate('contract', n), rate('semaphore', n)) : null,
+      ),
+      info(
+        `agent-lock Redis @resource / contract bound at N=${n}`,
+        redis ? ratio(rate('redisResource', n), rate('contract', n)) : null,
       ),
     );
   }
