@@ -116,15 +116,6 @@ local now_text = t[1] .. string.format('%03d', math.floor(us / 1000))
 local micros_n = seconds * 1000000 + us
 local micros = t[1] .. string.format('%06d', us)
 
--- Runs command(key, ARGV[first..last]) in slices: unpack() is bounded by the Lua stack.
-local function each(command, key, first, last)
-  local result
-  for from = first, last, SLICE do
-    result = redis.call(command, key, unpack(ARGV, from, math.min(from + SLICE - 1, last)))
-  end
-  return result
-end
-
 -- A store without metadata is new, or lost its data (a restart without persistence, a flush): it
 -- gets a new epoch, so that every cached snapshot is known to be stale.
 local m = redis.call('HMGET', store, '#epoch', '#version', '#fence', '#watch', '#tomb_v', '#dv', '#floor', '#dwatch')
@@ -150,75 +141,6 @@ if dv ~= version then
   floor = tonumber(version)
 end
 
--- The words of a changes-list entry: its version, the previous one, the commit id, then the ids it
--- touched (written so since before tickets existed).
-local function split(entry)
-  local words = {}
-  for word in string.gmatch(entry, '%S+') do words[#words + 1] = word end
-  return words
-end
-
--- The answer to a client whose snapshot is old: a delta since its version while the changes list
--- still holds the commit made on it, else every lock; fence_now is the store's fence.
-local function sync(kind, fence_now)
-  local known = tonumber(ARGV[2]) or -1
-  -- A delta is possible while the changes list still holds the commit made on the client's version.
-  -- Clients are mostly a commit or two behind: the list is read from its newest end, a few at a time.
-  local delta = nil
-  if epoch == ARGV[1] and known < tonumber(version) then
-    local length = redis.call('LLEN', changes)
-    local seen = {}
-    local stop, count = -1, 4
-    while delta == nil and -stop <= length do
-      local entries = redis.call('LRANGE', changes, math.max(-length, stop - count + 1), stop)
-      for k = #entries, 1, -1 do
-        local words = split(entries[k])
-        for w = 4, #words do seen[words[w]] = true end
-        local mine = ARGV[9] ~= '' and words[3] == ARGV[9]
-        if words[2] == ARGV[2] then
-          -- This very commit was applied already: answer as the first time.
-          -- (By how much its fences moved is not kept: '?' tells the client to resync.)
-          if mine then return {'ok', epoch, words[1], now_text, words[2], '?'} end
-          delta = seen
-          break
-        end
-        -- Applied already, on a newer store: merged or rebased, answered as then with the delta; or
-        -- (no flag) on domains, made on an older version than the store's: committed, as above.
-        local flag = string.byte(ARGV[3], 2)
-        if mine and flag ~= 109 and flag ~= 114 then return {'ok', epoch, words[1], now_text, words[2], '?'} end
-        if mine then kind = flag == 114 and 'rebased' or 'merged' end
-      end
-      stop = stop - count
-      count = count * 4
-    end
-  end
-  local reply = {kind, epoch, version, now_text, fence_now, '', ''}
-  if delta then
-    local ids = {'#tombstones', '#tomb_v'}
-    for id in pairs(delta) do ids[#ids + 1] = id end
-    local values = redis.call('HMGET', store, unpack(ids))
-    reply[6] = (tonumber(values[2] or '0') > known) and (values[1] or '[]') or ''
-    reply[7] = 'delta'
-    for k = 3, #ids do
-      reply[#reply + 1] = ids[k]
-      reply[#reply + 1] = values[k] or ''
-    end
-  else
-    reply[6] = '[]'
-    reply[7] = 'full'
-    local all = redis.call('HGETALL', store)
-    for k = 1, #all, 2 do
-      if string.byte(all[k], 1) ~= 35 then
-        reply[#reply + 1] = all[k]
-        reply[#reply + 1] = all[k + 1]
-      elseif all[k] == '#tombstones' then
-        reply[6] = all[k + 1]
-      end
-    end
-  end
-  return reply
-end
-
 local seen_fence = tonumber(ARGV[10])
 local reads = tonumber(ARGV[11])
 local writes_at = 12 + 2 * reads
@@ -236,7 +158,7 @@ local records = {}
 for k = 1, puts do records[k] = ARGV[puts_at + 2 * k] end
 local events = first_event <= #ARGV and ARGV[first_event] or nil
 local new_fence = ARGV[6]
-local merged, rebased = false, false
+local merged, rebased, sync = false, false, nil
 
 -- DOMAINS: none of the domain versions read moved past what the client knows (nor is known from
 -- before the floor): nothing it read has changed, whatever else the store's version went through.
@@ -255,57 +177,126 @@ if epoch == ARGV[1] and version ~= ARGV[2] and reads > 0 then
     end
   end
 end
-
--- Whether this very commit (its id, ARGV[9]) is among the last RESENT_REACH entries: sent again
--- after a lost reply, a merge must not go in twice (its ticket may have been handed over since).
-local function resent()
-  if ARGV[9] == '' then return false end
-  for _, entry in ipairs(redis.call('LRANGE', changes, -RESENT_REACH, -1)) do
-    if string.match(entry, '^%S+ %S+ (%S+)') == ARGV[9] then return true end
-  end
-  return false
-end
-
--- REBASE: true when every commit since the client's version (found among the last REACH) only
--- wrote tickets that are still waiting and have not lapsed, none of them of an agent ARGV[3] names
--- (as agent_id or parent_agent_id), and the tombstones did not change.
-local function rebasable()
-  local known = tonumber(ARGV[2])
-  if not known then return false end
-  local entries = redis.call('LRANGE', changes, -REACH, -1)
-  local ids = {'#tomb_v'}
-  local reached = false
-  for k = #entries, 1, -1 do
-    local words = split(entries[k])
-    if #words < 4 then return false end
-    for w = 4, #words do
-      if string.sub(words[w], 1, 3) ~= 'wt_' then return false end
-      ids[#ids + 1] = words[w]
-    end
-    if words[2] == ARGV[2] then
-      reached = true
-      break
-    end
-  end
-  if not reached then return false end
-  local values = redis.call('HMGET', store, unpack(ids))
-  if tonumber(values[1] or '0') > known then return false end
-  local agents = {}
-  for agent in string.gmatch(string.sub(ARGV[3], 4), '[^\\n]+') do agents[#agents + 1] = 'agent_id":' .. agent end
-  for k = 2, #ids do
-    local json = values[k]
-    if not json or not string.find(json, '"status":"waiting"', 1, true) then return false end
-    -- A lapsed ticket would be reaped by the step on this store, and whoever waits behind it served.
-    local expires = tonumber(string.match(json, '"expires_at":(%d+)'))
-    if not expires or expires <= now then return false end
-    for a = 1, #agents do
-      if string.find(json, agents[a], 1, true) then return false end
-    end
-  end
-  return true
-end
-
 if epoch ~= ARGV[1] or (version ~= ARGV[2] and not domains_unchanged) then
+  -- Only this path makes the functions it uses: each is a new closure (and garbage) on every call.
+  -- The words of a changes-list entry: its version, the previous one, the commit id, then the ids it
+  -- touched (written so since before tickets existed).
+  local function split(entry)
+    local words = {}
+    for word in string.gmatch(entry, '%S+') do words[#words + 1] = word end
+    return words
+  end
+
+  -- The answer to a client whose snapshot is old: a delta since its version while the changes list
+  -- still holds the commit made on it, else every lock; fence_now is the store's fence.
+  sync = function(kind, fence_now)
+    local known = tonumber(ARGV[2]) or -1
+    -- A delta is possible while the changes list still holds the commit made on the client's version.
+    -- Clients are mostly a commit or two behind: the list is read from its newest end, a few at a time.
+    local delta = nil
+    if epoch == ARGV[1] and known < tonumber(version) then
+      local length = redis.call('LLEN', changes)
+      local seen = {}
+      local stop, count = -1, 4
+      while delta == nil and -stop <= length do
+        local entries = redis.call('LRANGE', changes, math.max(-length, stop - count + 1), stop)
+        for k = #entries, 1, -1 do
+          local words = split(entries[k])
+          for w = 4, #words do seen[words[w]] = true end
+          local mine = ARGV[9] ~= '' and words[3] == ARGV[9]
+          if words[2] == ARGV[2] then
+            -- This very commit was applied already: answer as the first time.
+            -- (By how much its fences moved is not kept: '?' tells the client to resync.)
+            if mine then return {'ok', epoch, words[1], now_text, words[2], '?'} end
+            delta = seen
+            break
+          end
+          -- Applied already, on a newer store: merged or rebased, answered as then with the delta; or
+          -- (no flag) on domains, made on an older version than the store's: committed, as above.
+          local flag = string.byte(ARGV[3], 2)
+          if mine and flag ~= 109 and flag ~= 114 then return {'ok', epoch, words[1], now_text, words[2], '?'} end
+          if mine then kind = flag == 114 and 'rebased' or 'merged' end
+        end
+        stop = stop - count
+        count = count * 4
+      end
+    end
+    local reply = {kind, epoch, version, now_text, fence_now, '', ''}
+    if delta then
+      local ids = {'#tombstones', '#tomb_v'}
+      for id in pairs(delta) do ids[#ids + 1] = id end
+      local values = redis.call('HMGET', store, unpack(ids))
+      reply[6] = (tonumber(values[2] or '0') > known) and (values[1] or '[]') or ''
+      reply[7] = 'delta'
+      for k = 3, #ids do
+        reply[#reply + 1] = ids[k]
+        reply[#reply + 1] = values[k] or ''
+      end
+    else
+      reply[6] = '[]'
+      reply[7] = 'full'
+      local all = redis.call('HGETALL', store)
+      for k = 1, #all, 2 do
+        if string.byte(all[k], 1) ~= 35 then
+          reply[#reply + 1] = all[k]
+          reply[#reply + 1] = all[k + 1]
+        elseif all[k] == '#tombstones' then
+          reply[6] = all[k + 1]
+        end
+      end
+    end
+    return reply
+  end
+
+  -- Whether this very commit (its id, ARGV[9]) is among the last RESENT_REACH entries: sent again
+  -- after a lost reply, a merge must not go in twice (its ticket may have been handed over since).
+  local function resent()
+    if ARGV[9] == '' then return false end
+    for _, entry in ipairs(redis.call('LRANGE', changes, -RESENT_REACH, -1)) do
+      if string.match(entry, '^%S+ %S+ (%S+)') == ARGV[9] then return true end
+    end
+    return false
+  end
+
+  -- REBASE: true when every commit since the client's version (found among the last REACH) only
+  -- wrote tickets that are still waiting and have not lapsed, none of them of an agent ARGV[3] names
+  -- (as agent_id or parent_agent_id), and the tombstones did not change.
+  local function rebasable()
+    local known = tonumber(ARGV[2])
+    if not known then return false end
+    local entries = redis.call('LRANGE', changes, -REACH, -1)
+    local ids = {'#tomb_v'}
+    local reached = false
+    for k = #entries, 1, -1 do
+      local words = split(entries[k])
+      if #words < 4 then return false end
+      for w = 4, #words do
+        if string.sub(words[w], 1, 3) ~= 'wt_' then return false end
+        ids[#ids + 1] = words[w]
+      end
+      if words[2] == ARGV[2] then
+        reached = true
+        break
+      end
+    end
+    if not reached then return false end
+    local values = redis.call('HMGET', store, unpack(ids))
+    if tonumber(values[1] or '0') > known then return false end
+    local agents = {}
+    for agent in string.gmatch(string.sub(ARGV[3], 4), '[^\\n]+') do agents[#agents + 1] = 'agent_id":' .. agent end
+    for k = 2, #ids do
+      local json = values[k]
+      if not json or not string.find(json, '"status":"waiting"', 1, true) then return false end
+      -- A lapsed ticket would be reaped by the step on this store, and whoever waits behind it served.
+      local expires = tonumber(string.match(json, '"expires_at":(%d+)'))
+      if not expires or expires <= now then return false end
+      for a = 1, #agents do
+        if string.find(json, agents[a], 1, true) then return false end
+      end
+    end
+    return true
+  end
+
   local flag = string.byte(ARGV[3], 2)
   -- Events are appended to the history, never compared: a merged place in line (queued) or a
   -- rebased hand-over (released, handed_over) records the same events on the newer store.
@@ -437,7 +428,10 @@ end
 -- whole radix-tree nodes only, which keeps it cheap.
 if events then redis.call('XADD', history, 'MAXLEN', '~', EVENTS_KEPT, '*', 'e', events) end
 redis.call('HSET', store, unpack(fields))
-if dels > 0 then each('HDEL', store, dels_at + 1, dels_at + dels) end
+-- The deletes, in slices: unpack() is bounded by the Lua stack.
+for from = dels_at + 1, dels_at + dels, SLICE do
+  redis.call('HDEL', store, unpack(ARGV, from, math.min(from + SLICE - 1, dels_at + dels)))
+end
 -- Listeners get the whole commit (lines: the changes-list entry, the fence, the tombstones, ''
 -- unchanged, the records): which records changed (a lease not among them skips its check), and the
 -- change, so a handle at the previous version moves on without a round trip. Waiters it names hear
