@@ -108,13 +108,14 @@ export const COMMIT_LUA = `
 local store, changes, history, domains = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local CHANGES_KEPT, EVENTS_KEPT, SLICE, FULL_FIELDS, REACH, RESENT_REACH = 128, 10000, 500, 48, 8, 32
 local MERGE_WINDOW_MS, DOMAINS_KEPT = 50, 4096
--- Numbers are parsed from strings as rarely as possible: each tonumber() is a strtod().
+-- Numbers are parsed from strings as rarely as possible, each once: tonumber() runs strtod() twice,
+-- arithmetic on a string known to be a number once. Text is padded without string.format.
 local t = redis.call('TIME')
-local seconds, us = tonumber(t[1]), tonumber(t[2])
-local now = seconds * 1000 + math.floor(us / 1000)
-local now_text = t[1] .. string.format('%03d', math.floor(us / 1000))
+local seconds, us = t[1] + 0, t[2] + 0
+local now = seconds * 1000 + (us - us % 1000) / 1000
 local micros_n = seconds * 1000000 + us
-local micros = t[1] .. string.format('%06d', us)
+local micros = t[1] .. string.sub('000000', #t[2] + 1) .. t[2] -- TIME does not pad microseconds
+local now_text = string.sub(micros, 1, -4)
 
 -- A store without metadata is new, or lost its data (a restart without persistence, a flush): it
 -- gets a new epoch, so that every cached snapshot is known to be stale.
@@ -122,42 +123,46 @@ local m = redis.call('HMGET', store, '#epoch', '#version', '#fence', '#watch', '
 local epoch, version, fence, dv = m[1], m[2], m[3], m[6]
 -- Metadata that cannot be read fails closed, checked before anything is written (a script that
 -- fails halfway is not rolled back): nothing is decided over it, and nothing is rewritten. The
--- client says so and names REPAIR_LUA, which keeps the damage aside when asked.
-local META = {'#epoch', '#version', '#fence', '#watch', '#tomb_v', '#dv', '#floor', '#dwatch'}
+-- client says so and names REPAIR_LUA, which keeps the damage aside when asked. Each number is
+-- parsed here only: from here on m holds them (false for a field missing).
 for k = 2, 8 do
-  if m[k] and not tonumber(m[k]) then return {'damaged', META[k]} end
+  local text = m[k]
+  m[k] = text and tonumber(text)
+  if text and not m[k] then
+    return {'damaged', ({'#epoch', '#version', '#fence', '#watch', '#tomb_v', '#dv', '#floor', '#dwatch'})[k]}
+  end
 end
+local version_n, fence_n = m[2], m[3]
 if not epoch then
-  epoch, version, fence, dv = micros, '0', '0', '0'
+  epoch, version, fence, dv, version_n, fence_n = micros, '0', '0', '0', 0, 0
   redis.call('HSET', store, '#epoch', epoch, '#version', '0', '#fence', '0', '#tomb_v', '0', '#dv', '0')
   redis.call('DEL', changes, domains)
 end
 -- DOMAINS: #version not at #dv means an older agent-lock committed last, moving no domain version:
 -- every domain version known from before is void (the floor rises to the version found).
-local floor = tonumber(m[7] or '0')
-local floor_text = nil
+local floor, floor_text = m[7] or 0, nil
 if dv ~= version then
   floor_text = version
-  floor = tonumber(version)
+  floor = version_n
 end
 
 local seen_fence = tonumber(ARGV[10])
-local reads = tonumber(ARGV[11])
+local reads = ARGV[11] + 0
 local writes_at = 12 + 2 * reads
-local writes = tonumber(ARGV[writes_at])
+local writes = ARGV[writes_at] + 0
 local puts_at = writes_at + writes + 1
-local puts = tonumber(ARGV[puts_at])
+local puts = ARGV[puts_at] + 0
 local dels_at = puts_at + 1 + 2 * puts
-local dels = tonumber(ARGV[dels_at])
+local dels = ARGV[dels_at] + 0
 local wakes_at = dels_at + dels + 1
-local wakes = tonumber(ARGV[wakes_at])
+local wakes = ARGV[wakes_at] + 0
 local first_event = wakes_at + wakes + 1
-local outside = string.byte(ARGV[3], 1) == 49 and (now < tonumber(ARGV[4]) or now >= tonumber(ARGV[5]))
+local outside = string.byte(ARGV[3], 1) == 49 and (now < ARGV[4] + 0 or now >= ARGV[5] + 0)
 -- The records to write, and the fence after the commit (MERGE rewrites both).
 local records = {}
 for k = 1, puts do records[k] = ARGV[puts_at + 2 * k] end
-local events = first_event <= #ARGV and ARGV[first_event] or nil
-local new_fence = ARGV[6]
+local events = ARGV[first_event]
+local new_fence, new_fence_n = ARGV[6], tonumber(ARGV[6])
 local merged, rebased, sync = false, false, nil
 
 -- DOMAINS: none of the domain versions read moved past what the client knows (nor is known from
@@ -317,9 +322,9 @@ if epoch ~= ARGV[1] or (version ~= ARGV[2] and not domains_unchanged) then
     end
   end
   if mergeable then
-    local place = tonumber(fence) + 1
+    local place = fence_n + 1
     if micros_n > place then place = micros_n end
-    new_fence = string.format('%.0f', place)
+    new_fence, new_fence_n = string.format('%.0f', place), place
     for k = 1, puts do
       records[k] = string.gsub(records[k], '"fence":%d+', '"fence":' .. new_fence, 1)
     end
@@ -340,31 +345,32 @@ end
 -- its records and events alike, and the answer says by how much: fences keep increasing across
 -- every grant, and grants on unrelated scopes never conflict over them.
 local offset = 0
-if not merged and seen_fence and tonumber(new_fence) > seen_fence and seen_fence < tonumber(fence) then
-  offset = tonumber(fence) - seen_fence
+if not merged and seen_fence and new_fence_n > seen_fence and seen_fence < fence_n then
+  offset = fence_n - seen_fence
   local function shift(n)
     n = tonumber(n)
     if n > seen_fence then n = n + offset end
     return '"fence":' .. string.format('%.0f', n)
   end
-  new_fence = string.format('%.0f', tonumber(new_fence) + offset)
+  new_fence_n = new_fence_n + offset
+  new_fence = string.format('%.0f', new_fence_n)
   for k = 1, puts do records[k] = string.gsub(records[k], '"fence":(%d+)', shift, 1) end
   if events then events = string.gsub(events, '"fence":(%d+)', shift) end
 end
-local grown = new_fence ~= fence and tonumber(new_fence) > tonumber(fence)
+local grown = new_fence ~= fence and new_fence_n > fence_n
 -- Only a decision on domains is told the version it went in on and its fences' move (FENCES).
 local function ok(on)
   if reads == 0 then return {'ok', epoch, version, now_text} end
-  return {'ok', epoch, version, now_text, on, string.format('%.0f', offset)}
+  return {'ok', epoch, version, now_text, on, offset == 0 and '0' or string.format('%.0f', offset)}
 end
-if puts == 0 and dels == 0 and first_event > #ARGV and ARGV[7] == '' and not grown then
+if puts == 0 and dels == 0 and not events and ARGV[7] == '' and not grown then
   return ok(version)
 end
 
 -- Versions, like fences, never repeat, even after a restore from an older snapshot: they follow
 -- the server's clock in microseconds.
 local previous = version
-local next_n = tonumber(version) + 1
+local next_n = version_n + 1
 if next_n > micros_n then
   version = string.format('%.0f', next_n)
 else
@@ -437,14 +443,14 @@ end
 -- change, so a handle at the previous version moves on without a round trip. Waiters it names hear
 -- it on their own channels whether or not anyone watches. DOMAIN CHANNELS: while a lease listens
 -- (#dwatch), also on ARGV[8] .. ':' .. each domain whose records it changed (its 'o' write keys).
-local watched = m[4] and now < tonumber(m[4])
+local watched, dwatched = m[4] and now < m[4], m[8] and now < m[8]
 local fence_after = grown and new_fence or fence
-if watched or m[8] or wakes > 0 then
+if watched or dwatched or wakes > 0 then
   local message = {entry, fence_after, ARGV[7]}
   for k = 1, puts do message[#message + 1] = records[k] end
   local text = table.concat(message, '\\n')
   if watched then redis.call('PUBLISH', ARGV[8], text) end
-  for k = writes_at + 1, (m[8] and now < tonumber(m[8])) and writes_at + writes or 0 do
+  for k = writes_at + 1, dwatched and writes_at + writes or 0 do
     if string.byte(ARGV[k], 1) == 111 then redis.call('PUBLISH', ARGV[8] .. ':' .. string.sub(ARGV[k], 2), text) end
   end
   -- The processes named get the whole store after this commit while it is small: a snapshot of
