@@ -7,10 +7,10 @@
  * decision holds for; otherwise it changes nothing and answers what the client needs to decide
  * again. An empty change set just validates the snapshot (a read-only decision).
  *
- * Each redis.call costs about as much as a whole small command, so the hot path makes four: TIME,
- * one HMGET of the metadata, one HSET (or HDEL) of the locks with the metadata, one RPUSH, and one
- * XADD when the commit records events; a commit that names waiters adds HLEN, HGETALL and a
- * PUBLISH each.
+ * Each redis.call costs about as much as a whole small command, so the hot path makes six: TIME,
+ * one HMGET of the metadata, one HSET of the domain versions, one HSET of the locks with the
+ * metadata (and one HDEL of those deleted), one RPUSH, and one XADD when the commit records events;
+ * a commit that names waiters adds HLEN, HGETALL and a PUBLISH each.
  *
  * KEYS[1] store    hash: lock id -> record JSON, and the metadata under fields starting with '#':
  *                  #epoch, #version, #fence, #tombstones (JSON), #tomb_v (the version that set
@@ -106,6 +106,7 @@
  */
 export const COMMIT_LUA = `
 local store, changes, history, domains = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local ARGV = ARGV -- read often: a local is a register, the global a table lookup each time
 local CHANGES_KEPT, EVENTS_KEPT, SLICE, FULL_FIELDS, REACH, RESENT_REACH = 128, 10000, 500, 48, 8, 32
 local MERGE_WINDOW_MS, DOMAINS_KEPT = 50, 4096
 -- Numbers are parsed from strings as rarely as possible, each once: tonumber() runs strtod() twice,
@@ -358,13 +359,10 @@ if not merged and seen_fence and new_fence_n > seen_fence and seen_fence < fence
   if events then events = string.gsub(events, '"fence":(%d+)', shift) end
 end
 local grown = new_fence ~= fence and new_fence_n > fence_n
--- Only a decision on domains is told the version it went in on and its fences' move (FENCES).
-local function ok(on)
-  if reads == 0 then return {'ok', epoch, version, now_text} end
-  return {'ok', epoch, version, now_text, on, offset == 0 and '0' or string.format('%.0f', offset)}
-end
 if puts == 0 and dels == 0 and not events and ARGV[7] == '' and not grown then
-  return ok(version)
+  -- Only a decision on domains is told the version it went in on and its fences' move (FENCES).
+  if reads == 0 then return {'ok', epoch, version, now_text} end
+  return {'ok', epoch, version, now_text, version, offset == 0 and '0' or string.format('%.0f', offset)}
 end
 
 -- Versions, like fences, never repeat, even after a restore from an older snapshot: they follow
@@ -381,10 +379,11 @@ local fields = {'#version', version, '#dv', version}
 if writes > 0 then
   local added = 0
   for from = 1, writes, SLICE do
-    local moved = {}
+    -- Made with room for four keys, as many as most commits move: a table that grows is rehashed.
+    local moved, n = {nil, nil, nil, nil, nil, nil, nil, nil}, 0
     for k = from, math.min(from + SLICE - 1, writes) do
-      moved[#moved + 1] = ARGV[writes_at + k]
-      moved[#moved + 1] = version
+      moved[n + 1], moved[n + 2] = ARGV[writes_at + k], version
+      n = n + 2
     end
     added = added + redis.call('HSET', domains, unpack(moved))
   end
@@ -496,5 +495,6 @@ end
 -- A merged or rebased commit is answered as a sync from the client's version, with the fence after.
 if merged then return sync('merged', fence_after) end
 if rebased then return sync('rebased', fence_after) end
-return ok(previous)
+if reads == 0 then return {'ok', epoch, version, now_text} end -- else as above, on domains (FENCES)
+return {'ok', epoch, version, now_text, previous, offset == 0 and '0' or string.format('%.0f', offset)}
 `;
