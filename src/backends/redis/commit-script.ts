@@ -393,19 +393,12 @@ if writes > 0 then
     floor_text = version
   end
 end
-if floor_text then
-  fields[#fields + 1] = '#floor'
-  fields[#fields + 1] = floor_text
-end
-if grown then
-  fields[#fields + 1] = '#fence'
-  fields[#fields + 1] = new_fence
-end
+-- (In a multiple assignment both lengths are taken before either field is set.)
+if floor_text then fields[#fields + 1], fields[#fields + 2] = '#floor', floor_text end
+if grown then fields[#fields + 1], fields[#fields + 2] = '#fence', new_fence end
 if ARGV[7] ~= '' then
-  fields[#fields + 1] = '#tombstones'
-  fields[#fields + 1] = ARGV[7]
-  fields[#fields + 1] = '#tomb_v'
-  fields[#fields + 1] = version
+  fields[#fields + 1], fields[#fields + 2] = '#tombstones', ARGV[7]
+  fields[#fields + 1], fields[#fields + 2] = '#tomb_v', version
 end
 -- The metadata goes with the lock writes in one HSET when they are few.
 if puts > 0 and puts <= 100 then
@@ -419,10 +412,15 @@ elseif puts > 0 then
     redis.call('HSET', store, ARGV[puts_at - 1 + 2 * k], records[k])
   end
 end
-local touched = {version, previous, ARGV[9] ~= '' and ARGV[9] or '-'}
-for k = 1, puts do touched[#touched + 1] = ARGV[puts_at - 1 + 2 * k] end
-for k = 1, dels do touched[#touched + 1] = ARGV[dels_at + k] end
-local entry = table.concat(touched, ' ')
+local entry = ARGV[9] ~= '' and ARGV[9] or '-'
+if puts + dels == 1 then -- the usual commit, of one id: one concatenation (table.concat costs more)
+  entry = version .. ' ' .. previous .. ' ' .. entry .. ' ' .. ARGV[puts == 1 and puts_at + 1 or dels_at + 1]
+else
+  local touched = {version, previous, entry}
+  for k = 1, puts do touched[#touched + 1] = ARGV[puts_at - 1 + 2 * k] end
+  for k = 1, dels do touched[#touched + 1] = ARGV[dels_at + k] end
+  entry = table.concat(touched, ' ')
+end
 -- The list and the stream first: a key of another type fails the script here, before the locks
 -- are written (a script that fails halfway is not rolled back).
 -- Trimmed now and then, not on every commit: the list keeps at least the last CHANGES_KEPT.
