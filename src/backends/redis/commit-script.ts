@@ -379,7 +379,7 @@ local fields = {'#version', version, '#dv', version}
 if writes > 0 then
   local added = 0
   for from = 1, writes, SLICE do
-    -- Made with room for four keys, as many as most commits move: a table that grows is rehashed.
+    -- Made with room for four keys (a commit on one resource moves two): a growing table is rehashed.
     local moved, n = {nil, nil, nil, nil, nil, nil, nil, nil}, 0
     for k = from, math.min(from + SLICE - 1, writes) do
       moved[n + 1], moved[n + 2] = ARGV[writes_at + k], version
