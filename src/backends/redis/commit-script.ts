@@ -7,10 +7,10 @@
  * decision holds for; otherwise it changes nothing and answers what the client needs to decide
  * again. An empty change set just validates the snapshot (a read-only decision).
  *
- * Each redis.call costs about as much as a whole small command, so the hot path makes four: TIME,
- * one HMGET of the metadata, one HSET (or HDEL) of the locks with the metadata, one RPUSH, and one
- * XADD when the commit records events; a commit that names waiters adds HLEN, HGETALL and a
- * PUBLISH each.
+ * Each redis.call costs about as much as a whole small command, so the hot path makes six: TIME,
+ * one HMGET of the metadata, one HSET of the domain versions, one HSET of the locks with the
+ * metadata (and one HDEL of those deleted), one RPUSH, and one XADD when the commit records events;
+ * a commit that names waiters adds HLEN, HGETALL and a PUBLISH each.
  *
  * KEYS[1] store    hash: lock id -> record JSON, and the metadata under fields starting with '#':
  *                  #epoch, #version, #fence, #tombstones (JSON), #tomb_v (the version that set
@@ -106,24 +106,17 @@
  */
 export const COMMIT_LUA = `
 local store, changes, history, domains = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local ARGV = ARGV -- read often: a local is a register, the global a table lookup each time
 local CHANGES_KEPT, EVENTS_KEPT, SLICE, FULL_FIELDS, REACH, RESENT_REACH = 128, 10000, 500, 48, 8, 32
 local MERGE_WINDOW_MS, DOMAINS_KEPT = 50, 4096
--- Numbers are parsed from strings as rarely as possible: each tonumber() is a strtod().
+-- Numbers are parsed from strings as rarely as possible, each once: tonumber() runs strtod() twice,
+-- arithmetic on a string known to be a number once. Text is padded without string.format.
 local t = redis.call('TIME')
-local seconds, us = tonumber(t[1]), tonumber(t[2])
-local now = seconds * 1000 + math.floor(us / 1000)
-local now_text = t[1] .. string.format('%03d', math.floor(us / 1000))
+local seconds, us = t[1] + 0, t[2] + 0
+local now = seconds * 1000 + (us - us % 1000) / 1000
 local micros_n = seconds * 1000000 + us
-local micros = t[1] .. string.format('%06d', us)
-
--- Runs command(key, ARGV[first..last]) in slices: unpack() is bounded by the Lua stack.
-local function each(command, key, first, last)
-  local result
-  for from = first, last, SLICE do
-    result = redis.call(command, key, unpack(ARGV, from, math.min(from + SLICE - 1, last)))
-  end
-  return result
-end
+local micros = t[1] .. string.sub('000000', #t[2] + 1) .. t[2] -- TIME does not pad microseconds
+local now_text = string.sub(micros, 1, -4)
 
 -- A store without metadata is new, or lost its data (a restart without persistence, a flush): it
 -- gets a new epoch, so that every cached snapshot is known to be stale.
@@ -131,112 +124,47 @@ local m = redis.call('HMGET', store, '#epoch', '#version', '#fence', '#watch', '
 local epoch, version, fence, dv = m[1], m[2], m[3], m[6]
 -- Metadata that cannot be read fails closed, checked before anything is written (a script that
 -- fails halfway is not rolled back): nothing is decided over it, and nothing is rewritten. The
--- client says so and names REPAIR_LUA, which keeps the damage aside when asked.
-local META = {'#epoch', '#version', '#fence', '#watch', '#tomb_v', '#dv', '#floor', '#dwatch'}
+-- client says so and names REPAIR_LUA, which keeps the damage aside when asked. Each number is
+-- parsed here only: from here on m holds them (false for a field missing).
 for k = 2, 8 do
-  if m[k] and not tonumber(m[k]) then return {'damaged', META[k]} end
+  local text = m[k]
+  m[k] = text and tonumber(text)
+  if text and not m[k] then
+    return {'damaged', ({'#epoch', '#version', '#fence', '#watch', '#tomb_v', '#dv', '#floor', '#dwatch'})[k]}
+  end
 end
+local version_n, fence_n = m[2], m[3]
 if not epoch then
-  epoch, version, fence, dv = micros, '0', '0', '0'
+  epoch, version, fence, dv, version_n, fence_n = micros, '0', '0', '0', 0, 0
   redis.call('HSET', store, '#epoch', epoch, '#version', '0', '#fence', '0', '#tomb_v', '0', '#dv', '0')
   redis.call('DEL', changes, domains)
 end
 -- DOMAINS: #version not at #dv means an older agent-lock committed last, moving no domain version:
 -- every domain version known from before is void (the floor rises to the version found).
-local floor = tonumber(m[7] or '0')
-local floor_text = nil
+local floor, floor_text = m[7] or 0, nil
 if dv ~= version then
   floor_text = version
-  floor = tonumber(version)
-end
-
--- The words of a changes-list entry: its version, the previous one, the commit id, then the ids it
--- touched (written so since before tickets existed).
-local function split(entry)
-  local words = {}
-  for word in string.gmatch(entry, '%S+') do words[#words + 1] = word end
-  return words
-end
-
--- The answer to a client whose snapshot is old: a delta since its version while the changes list
--- still holds the commit made on it, else every lock; fence_now is the store's fence.
-local function sync(kind, fence_now)
-  local known = tonumber(ARGV[2]) or -1
-  -- A delta is possible while the changes list still holds the commit made on the client's version.
-  -- Clients are mostly a commit or two behind: the list is read from its newest end, a few at a time.
-  local delta = nil
-  if epoch == ARGV[1] and known < tonumber(version) then
-    local length = redis.call('LLEN', changes)
-    local seen = {}
-    local stop, count = -1, 4
-    while delta == nil and -stop <= length do
-      local entries = redis.call('LRANGE', changes, math.max(-length, stop - count + 1), stop)
-      for k = #entries, 1, -1 do
-        local words = split(entries[k])
-        for w = 4, #words do seen[words[w]] = true end
-        local mine = ARGV[9] ~= '' and words[3] == ARGV[9]
-        if words[2] == ARGV[2] then
-          -- This very commit was applied already: answer as the first time.
-          -- (By how much its fences moved is not kept: '?' tells the client to resync.)
-          if mine then return {'ok', epoch, words[1], now_text, words[2], '?'} end
-          delta = seen
-          break
-        end
-        -- Applied already, on a newer store: merged or rebased, answered as then with the delta; or
-        -- (no flag) on domains, made on an older version than the store's: committed, as above.
-        local flag = string.byte(ARGV[3], 2)
-        if mine and flag ~= 109 and flag ~= 114 then return {'ok', epoch, words[1], now_text, words[2], '?'} end
-        if mine then kind = flag == 114 and 'rebased' or 'merged' end
-      end
-      stop = stop - count
-      count = count * 4
-    end
-  end
-  local reply = {kind, epoch, version, now_text, fence_now, '', ''}
-  if delta then
-    local ids = {'#tombstones', '#tomb_v'}
-    for id in pairs(delta) do ids[#ids + 1] = id end
-    local values = redis.call('HMGET', store, unpack(ids))
-    reply[6] = (tonumber(values[2] or '0') > known) and (values[1] or '[]') or ''
-    reply[7] = 'delta'
-    for k = 3, #ids do
-      reply[#reply + 1] = ids[k]
-      reply[#reply + 1] = values[k] or ''
-    end
-  else
-    reply[6] = '[]'
-    reply[7] = 'full'
-    local all = redis.call('HGETALL', store)
-    for k = 1, #all, 2 do
-      if string.byte(all[k], 1) ~= 35 then
-        reply[#reply + 1] = all[k]
-        reply[#reply + 1] = all[k + 1]
-      elseif all[k] == '#tombstones' then
-        reply[6] = all[k + 1]
-      end
-    end
-  end
-  return reply
+  floor = version_n
 end
 
 local seen_fence = tonumber(ARGV[10])
-local reads = tonumber(ARGV[11])
+local reads = ARGV[11] + 0
 local writes_at = 12 + 2 * reads
-local writes = tonumber(ARGV[writes_at])
+local writes = ARGV[writes_at] + 0
 local puts_at = writes_at + writes + 1
-local puts = tonumber(ARGV[puts_at])
+local puts = ARGV[puts_at] + 0
 local dels_at = puts_at + 1 + 2 * puts
-local dels = tonumber(ARGV[dels_at])
+local dels = ARGV[dels_at] + 0
 local wakes_at = dels_at + dels + 1
-local wakes = tonumber(ARGV[wakes_at])
+local wakes = ARGV[wakes_at] + 0
 local first_event = wakes_at + wakes + 1
-local outside = string.byte(ARGV[3], 1) == 49 and (now < tonumber(ARGV[4]) or now >= tonumber(ARGV[5]))
+local outside = string.byte(ARGV[3], 1) == 49 and (now < ARGV[4] + 0 or now >= ARGV[5] + 0)
 -- The records to write, and the fence after the commit (MERGE rewrites both).
 local records = {}
 for k = 1, puts do records[k] = ARGV[puts_at + 2 * k] end
-local events = first_event <= #ARGV and ARGV[first_event] or nil
-local new_fence = ARGV[6]
-local merged, rebased = false, false
+local events = ARGV[first_event]
+local new_fence, new_fence_n = ARGV[6], tonumber(ARGV[6])
+local merged, rebased, sync = false, false, nil
 
 -- DOMAINS: none of the domain versions read moved past what the client knows (nor is known from
 -- before the floor): nothing it read has changed, whatever else the store's version went through.
@@ -255,57 +183,126 @@ if epoch == ARGV[1] and version ~= ARGV[2] and reads > 0 then
     end
   end
 end
-
--- Whether this very commit (its id, ARGV[9]) is among the last RESENT_REACH entries: sent again
--- after a lost reply, a merge must not go in twice (its ticket may have been handed over since).
-local function resent()
-  if ARGV[9] == '' then return false end
-  for _, entry in ipairs(redis.call('LRANGE', changes, -RESENT_REACH, -1)) do
-    if string.match(entry, '^%S+ %S+ (%S+)') == ARGV[9] then return true end
-  end
-  return false
-end
-
--- REBASE: true when every commit since the client's version (found among the last REACH) only
--- wrote tickets that are still waiting and have not lapsed, none of them of an agent ARGV[3] names
--- (as agent_id or parent_agent_id), and the tombstones did not change.
-local function rebasable()
-  local known = tonumber(ARGV[2])
-  if not known then return false end
-  local entries = redis.call('LRANGE', changes, -REACH, -1)
-  local ids = {'#tomb_v'}
-  local reached = false
-  for k = #entries, 1, -1 do
-    local words = split(entries[k])
-    if #words < 4 then return false end
-    for w = 4, #words do
-      if string.sub(words[w], 1, 3) ~= 'wt_' then return false end
-      ids[#ids + 1] = words[w]
-    end
-    if words[2] == ARGV[2] then
-      reached = true
-      break
-    end
-  end
-  if not reached then return false end
-  local values = redis.call('HMGET', store, unpack(ids))
-  if tonumber(values[1] or '0') > known then return false end
-  local agents = {}
-  for agent in string.gmatch(string.sub(ARGV[3], 4), '[^\\n]+') do agents[#agents + 1] = 'agent_id":' .. agent end
-  for k = 2, #ids do
-    local json = values[k]
-    if not json or not string.find(json, '"status":"waiting"', 1, true) then return false end
-    -- A lapsed ticket would be reaped by the step on this store, and whoever waits behind it served.
-    local expires = tonumber(string.match(json, '"expires_at":(%d+)'))
-    if not expires or expires <= now then return false end
-    for a = 1, #agents do
-      if string.find(json, agents[a], 1, true) then return false end
-    end
-  end
-  return true
-end
-
 if epoch ~= ARGV[1] or (version ~= ARGV[2] and not domains_unchanged) then
+  -- Only this path makes the functions it uses: each is a new closure (and garbage) on every call.
+  -- The words of a changes-list entry: its version, the previous one, the commit id, then the ids it
+  -- touched (written so since before tickets existed).
+  local function split(entry)
+    local words = {}
+    for word in string.gmatch(entry, '%S+') do words[#words + 1] = word end
+    return words
+  end
+
+  -- The answer to a client whose snapshot is old: a delta since its version while the changes list
+  -- still holds the commit made on it, else every lock; fence_now is the store's fence.
+  sync = function(kind, fence_now)
+    local known = tonumber(ARGV[2]) or -1
+    -- A delta is possible while the changes list still holds the commit made on the client's version.
+    -- Clients are mostly a commit or two behind: the list is read from its newest end, a few at a time.
+    local delta = nil
+    if epoch == ARGV[1] and known < tonumber(version) then
+      local length = redis.call('LLEN', changes)
+      local seen = {}
+      local stop, count = -1, 4
+      while delta == nil and -stop <= length do
+        local entries = redis.call('LRANGE', changes, math.max(-length, stop - count + 1), stop)
+        for k = #entries, 1, -1 do
+          local words = split(entries[k])
+          for w = 4, #words do seen[words[w]] = true end
+          local mine = ARGV[9] ~= '' and words[3] == ARGV[9]
+          if words[2] == ARGV[2] then
+            -- This very commit was applied already: answer as the first time.
+            -- (By how much its fences moved is not kept: '?' tells the client to resync.)
+            if mine then return {'ok', epoch, words[1], now_text, words[2], '?'} end
+            delta = seen
+            break
+          end
+          -- Applied already, on a newer store: merged or rebased, answered as then with the delta; or
+          -- (no flag) on domains, made on an older version than the store's: committed, as above.
+          local flag = string.byte(ARGV[3], 2)
+          if mine and flag ~= 109 and flag ~= 114 then return {'ok', epoch, words[1], now_text, words[2], '?'} end
+          if mine then kind = flag == 114 and 'rebased' or 'merged' end
+        end
+        stop = stop - count
+        count = count * 4
+      end
+    end
+    local reply = {kind, epoch, version, now_text, fence_now, '', ''}
+    if delta then
+      local ids = {'#tombstones', '#tomb_v'}
+      for id in pairs(delta) do ids[#ids + 1] = id end
+      local values = redis.call('HMGET', store, unpack(ids))
+      reply[6] = (tonumber(values[2] or '0') > known) and (values[1] or '[]') or ''
+      reply[7] = 'delta'
+      for k = 3, #ids do
+        reply[#reply + 1] = ids[k]
+        reply[#reply + 1] = values[k] or ''
+      end
+    else
+      reply[6] = '[]'
+      reply[7] = 'full'
+      local all = redis.call('HGETALL', store)
+      for k = 1, #all, 2 do
+        if string.byte(all[k], 1) ~= 35 then
+          reply[#reply + 1] = all[k]
+          reply[#reply + 1] = all[k + 1]
+        elseif all[k] == '#tombstones' then
+          reply[6] = all[k + 1]
+        end
+      end
+    end
+    return reply
+  end
+
+  -- Whether this very commit (its id, ARGV[9]) is among the last RESENT_REACH entries: sent again
+  -- after a lost reply, a merge must not go in twice (its ticket may have been handed over since).
+  local function resent()
+    if ARGV[9] == '' then return false end
+    for _, entry in ipairs(redis.call('LRANGE', changes, -RESENT_REACH, -1)) do
+      if string.match(entry, '^%S+ %S+ (%S+)') == ARGV[9] then return true end
+    end
+    return false
+  end
+
+  -- REBASE: true when every commit since the client's version (found among the last REACH) only
+  -- wrote tickets that are still waiting and have not lapsed, none of them of an agent ARGV[3] names
+  -- (as agent_id or parent_agent_id), and the tombstones did not change.
+  local function rebasable()
+    local known = tonumber(ARGV[2])
+    if not known then return false end
+    local entries = redis.call('LRANGE', changes, -REACH, -1)
+    local ids = {'#tomb_v'}
+    local reached = false
+    for k = #entries, 1, -1 do
+      local words = split(entries[k])
+      if #words < 4 then return false end
+      for w = 4, #words do
+        if string.sub(words[w], 1, 3) ~= 'wt_' then return false end
+        ids[#ids + 1] = words[w]
+      end
+      if words[2] == ARGV[2] then
+        reached = true
+        break
+      end
+    end
+    if not reached then return false end
+    local values = redis.call('HMGET', store, unpack(ids))
+    if tonumber(values[1] or '0') > known then return false end
+    local agents = {}
+    for agent in string.gmatch(string.sub(ARGV[3], 4), '[^\\n]+') do agents[#agents + 1] = 'agent_id":' .. agent end
+    for k = 2, #ids do
+      local json = values[k]
+      if not json or not string.find(json, '"status":"waiting"', 1, true) then return false end
+      -- A lapsed ticket would be reaped by the step on this store, and whoever waits behind it served.
+      local expires = tonumber(string.match(json, '"expires_at":(%d+)'))
+      if not expires or expires <= now then return false end
+      for a = 1, #agents do
+        if string.find(json, agents[a], 1, true) then return false end
+      end
+    end
+    return true
+  end
+
   local flag = string.byte(ARGV[3], 2)
   -- Events are appended to the history, never compared: a merged place in line (queued) or a
   -- rebased hand-over (released, handed_over) records the same events on the newer store.
@@ -326,9 +323,9 @@ if epoch ~= ARGV[1] or (version ~= ARGV[2] and not domains_unchanged) then
     end
   end
   if mergeable then
-    local place = tonumber(fence) + 1
+    local place = fence_n + 1
     if micros_n > place then place = micros_n end
-    new_fence = string.format('%.0f', place)
+    new_fence, new_fence_n = string.format('%.0f', place), place
     for k = 1, puts do
       records[k] = string.gsub(records[k], '"fence":%d+', '"fence":' .. new_fence, 1)
     end
@@ -349,31 +346,29 @@ end
 -- its records and events alike, and the answer says by how much: fences keep increasing across
 -- every grant, and grants on unrelated scopes never conflict over them.
 local offset = 0
-if not merged and seen_fence and tonumber(new_fence) > seen_fence and seen_fence < tonumber(fence) then
-  offset = tonumber(fence) - seen_fence
+if not merged and seen_fence and new_fence_n > seen_fence and seen_fence < fence_n then
+  offset = fence_n - seen_fence
   local function shift(n)
     n = tonumber(n)
     if n > seen_fence then n = n + offset end
     return '"fence":' .. string.format('%.0f', n)
   end
-  new_fence = string.format('%.0f', tonumber(new_fence) + offset)
+  new_fence_n = new_fence_n + offset
+  new_fence = string.format('%.0f', new_fence_n)
   for k = 1, puts do records[k] = string.gsub(records[k], '"fence":(%d+)', shift, 1) end
   if events then events = string.gsub(events, '"fence":(%d+)', shift) end
 end
-local grown = new_fence ~= fence and tonumber(new_fence) > tonumber(fence)
--- Only a decision on domains is told the version it went in on and its fences' move (FENCES).
-local function ok(on)
+local grown = new_fence ~= fence and new_fence_n > fence_n
+if puts == 0 and dels == 0 and not events and ARGV[7] == '' and not grown then
+  -- Only a decision on domains is told the version it went in on and its fences' move (FENCES).
   if reads == 0 then return {'ok', epoch, version, now_text} end
-  return {'ok', epoch, version, now_text, on, string.format('%.0f', offset)}
-end
-if puts == 0 and dels == 0 and first_event > #ARGV and ARGV[7] == '' and not grown then
-  return ok(version)
+  return {'ok', epoch, version, now_text, version, offset == 0 and '0' or string.format('%.0f', offset)}
 end
 
 -- Versions, like fences, never repeat, even after a restore from an older snapshot: they follow
 -- the server's clock in microseconds.
 local previous = version
-local next_n = tonumber(version) + 1
+local next_n = version_n + 1
 if next_n > micros_n then
   version = string.format('%.0f', next_n)
 else
@@ -384,10 +379,11 @@ local fields = {'#version', version, '#dv', version}
 if writes > 0 then
   local added = 0
   for from = 1, writes, SLICE do
-    local moved = {}
+    -- Made with room for four keys (a commit on one resource moves two): a growing table is rehashed.
+    local moved, n = {nil, nil, nil, nil, nil, nil, nil, nil}, 0
     for k = from, math.min(from + SLICE - 1, writes) do
-      moved[#moved + 1] = ARGV[writes_at + k]
-      moved[#moved + 1] = version
+      moved[n + 1], moved[n + 2] = ARGV[writes_at + k], version
+      n = n + 2
     end
     added = added + redis.call('HSET', domains, unpack(moved))
   end
@@ -397,19 +393,12 @@ if writes > 0 then
     floor_text = version
   end
 end
-if floor_text then
-  fields[#fields + 1] = '#floor'
-  fields[#fields + 1] = floor_text
-end
-if grown then
-  fields[#fields + 1] = '#fence'
-  fields[#fields + 1] = new_fence
-end
+-- (In a multiple assignment both lengths are taken before either field is set.)
+if floor_text then fields[#fields + 1], fields[#fields + 2] = '#floor', floor_text end
+if grown then fields[#fields + 1], fields[#fields + 2] = '#fence', new_fence end
 if ARGV[7] ~= '' then
-  fields[#fields + 1] = '#tombstones'
-  fields[#fields + 1] = ARGV[7]
-  fields[#fields + 1] = '#tomb_v'
-  fields[#fields + 1] = version
+  fields[#fields + 1], fields[#fields + 2] = '#tombstones', ARGV[7]
+  fields[#fields + 1], fields[#fields + 2] = '#tomb_v', version
 end
 -- The metadata goes with the lock writes in one HSET when they are few.
 if puts > 0 and puts <= 100 then
@@ -423,10 +412,15 @@ elseif puts > 0 then
     redis.call('HSET', store, ARGV[puts_at - 1 + 2 * k], records[k])
   end
 end
-local touched = {version, previous, ARGV[9] ~= '' and ARGV[9] or '-'}
-for k = 1, puts do touched[#touched + 1] = ARGV[puts_at - 1 + 2 * k] end
-for k = 1, dels do touched[#touched + 1] = ARGV[dels_at + k] end
-local entry = table.concat(touched, ' ')
+local entry = ARGV[9] ~= '' and ARGV[9] or '-'
+if puts + dels == 1 then -- the usual commit, of one id: one concatenation (table.concat costs more)
+  entry = version .. ' ' .. previous .. ' ' .. entry .. ' ' .. ARGV[puts == 1 and puts_at + 1 or dels_at + 1]
+else
+  local touched = {version, previous, entry}
+  for k = 1, puts do touched[#touched + 1] = ARGV[puts_at - 1 + 2 * k] end
+  for k = 1, dels do touched[#touched + 1] = ARGV[dels_at + k] end
+  entry = table.concat(touched, ' ')
+end
 -- The list and the stream first: a key of another type fails the script here, before the locks
 -- are written (a script that fails halfway is not rolled back).
 -- Trimmed now and then, not on every commit: the list keeps at least the last CHANGES_KEPT.
@@ -437,20 +431,23 @@ end
 -- whole radix-tree nodes only, which keeps it cheap.
 if events then redis.call('XADD', history, 'MAXLEN', '~', EVENTS_KEPT, '*', 'e', events) end
 redis.call('HSET', store, unpack(fields))
-if dels > 0 then each('HDEL', store, dels_at + 1, dels_at + dels) end
+-- The deletes, in slices: unpack() is bounded by the Lua stack.
+for from = dels_at + 1, dels_at + dels, SLICE do
+  redis.call('HDEL', store, unpack(ARGV, from, math.min(from + SLICE - 1, dels_at + dels)))
+end
 -- Listeners get the whole commit (lines: the changes-list entry, the fence, the tombstones, ''
 -- unchanged, the records): which records changed (a lease not among them skips its check), and the
 -- change, so a handle at the previous version moves on without a round trip. Waiters it names hear
 -- it on their own channels whether or not anyone watches. DOMAIN CHANNELS: while a lease listens
 -- (#dwatch), also on ARGV[8] .. ':' .. each domain whose records it changed (its 'o' write keys).
-local watched = m[4] and now < tonumber(m[4])
+local watched, dwatched = m[4] and now < m[4], m[8] and now < m[8]
 local fence_after = grown and new_fence or fence
-if watched or m[8] or wakes > 0 then
+if watched or dwatched or wakes > 0 then
   local message = {entry, fence_after, ARGV[7]}
   for k = 1, puts do message[#message + 1] = records[k] end
   local text = table.concat(message, '\\n')
   if watched then redis.call('PUBLISH', ARGV[8], text) end
-  for k = writes_at + 1, (m[8] and now < tonumber(m[8])) and writes_at + writes or 0 do
+  for k = writes_at + 1, dwatched and writes_at + writes or 0 do
     if string.byte(ARGV[k], 1) == 111 then redis.call('PUBLISH', ARGV[8] .. ':' .. string.sub(ARGV[k], 2), text) end
   end
   -- The processes named get the whole store after this commit while it is small: a snapshot of
@@ -496,5 +493,6 @@ end
 -- A merged or rebased commit is answered as a sync from the client's version, with the fence after.
 if merged then return sync('merged', fence_after) end
 if rebased then return sync('rebased', fence_after) end
-return ok(previous)
+if reads == 0 then return {'ok', epoch, version, now_text} end -- else as above, on domains (FENCES)
+return {'ok', epoch, version, now_text, previous, offset == 0 and '0' or string.format('%.0f', offset)}
 `;
