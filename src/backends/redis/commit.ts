@@ -197,10 +197,10 @@ export async function commit(line: CommitLine, sent: Sent): Promise<CommitAnswer
     for (const record of changes.put) {
       const json = JSON.stringify(record);
       put.push([record.id, json]);
-      // Answers and messages send it back as written: found, not parsed again (see recordOf).
+      // Answers and messages send it back as written: found, not parsed again (see wrote).
       // Decisions write only JSON-safe records (no undefined fields, finite numbers), so the
       // object stands for what parsing that JSON gives.
-      snapshot.remember(json, record);
+      snapshot.wrote(json, record);
       writeKeys(recordDomain(record), writes);
     }
     for (const id of changes.del) {
