@@ -51,7 +51,7 @@ export interface CommitArgs {
   readonly events: string | null;
 }
 
-/** The script's KEYS then ARGV, for ioredis's defined command (numberOfKeys 4). */
+/** The script's KEYS then ARGV (numberOfKeys 4). */
 export function commitArgv(args: CommitArgs): string[] {
   const { keys } = args;
   // Built with push, not spreads and flatMap: this runs on every decision.
