@@ -6,7 +6,7 @@
 import type { Changes } from '../../core/decide.js';
 import { owns, readKeys, recordDomain, STORE_DOMAIN, writeKeys } from '../../core/domains.js';
 import type { LockRecord } from '../../core/lock.js';
-import { randomBytesPooled } from '../../host/random.js';
+import { randomTextPooled } from '../../host/random.js';
 import type { Client } from './connection.js';
 import type { Snapshot } from './snapshot.js';
 
@@ -51,7 +51,7 @@ export interface CommitArgs {
   readonly events: string | null;
 }
 
-/** The script's KEYS then ARGV, for ioredis's defined command (numberOfKeys 4). */
+/** The script's KEYS then ARGV (numberOfKeys 4). */
 export function commitArgv(args: CommitArgs): string[] {
   const { keys } = args;
   // Built with push, not spreads and flatMap: this runs on every decision.
@@ -197,10 +197,10 @@ export async function commit(line: CommitLine, sent: Sent): Promise<CommitAnswer
     for (const record of changes.put) {
       const json = JSON.stringify(record);
       put.push([record.id, json]);
-      // Answers and messages send it back as written: found, not parsed again (see recordOf).
+      // Answers and messages send it back as written: found, not parsed again (see wrote).
       // Decisions write only JSON-safe records (no undefined fields, finite numbers), so the
       // object stands for what parsing that JSON gives.
-      snapshot.remember(json, record);
+      snapshot.wrote(json, record);
       writeKeys(recordDomain(record), writes);
     }
     for (const id of changes.del) {
@@ -229,7 +229,7 @@ export async function commit(line: CommitLine, sent: Sent): Promise<CommitAnswer
     seenFence: reads.length === 0 ? null : (sent.seenFence ?? null),
     tombstones: changes?.tombstones ? JSON.stringify(changes.tombstones) : '',
     channel: line.channel,
-    commitId: changes ? randomBytesPooled(6).toString('base64url') : '',
+    commitId: changes ? randomTextPooled(6, 'base64url') : '',
     reads,
     writes,
     put,
@@ -258,7 +258,8 @@ export async function commit(line: CommitLine, sent: Sent): Promise<CommitAnswer
     if (cache && (previous === cache.version || version === cache.version)) {
       // Nothing else committed between the snapshot and this: the whole cache is current.
       cache.version = version;
-      cache.known.clear();
+      // Mostly empty already: clear() would still allocate a new table.
+      if (cache.known.size > 0) cache.known.clear();
     } else if (cache) {
       // Others committed meanwhile, elsewhere: only what this decision read is current.
       const at = Number(version);

@@ -127,6 +127,32 @@ describeRedis('redis store on the server clock', () => {
     }
   });
 
+  it('sends the commit script again when the server has forgotten it (NOSCRIPT), once', async () => {
+    prefix = `store-${randomBytes(6).toString('hex')}`;
+    const a = await agent('A');
+    await a.acquire('@warm');
+    const { Redis } = await import('ioredis');
+    const admin = new Redis(server.url);
+    try {
+      const calls = async () => {
+        const info = await admin.info('commandstats');
+        const count = (pattern: RegExp) => Number(pattern.exec(info)?.[1] ?? 0);
+        return { evalsha: count(/cmdstat_evalsha:calls=(\d+)/), eval: count(/cmdstat_eval:calls=(\d+)/) };
+      };
+      await admin.script('FLUSH');
+      const before = await calls();
+      expect((await a.release('@warm')).status).toBe('released');
+      expect((await a.acquire('@res')).status).toBe('acquired');
+      const after = await calls();
+      // The release's EVALSHA answered NOSCRIPT, then went as EVAL; the acquire by EVALSHA again.
+      expect(after.evalsha - before.evalsha).toBe(2);
+      expect(after.eval - before.eval).toBe(1);
+      expect((await a.list()).locks.map((l) => l.scope)).toEqual(['@res']);
+    } finally {
+      admin.disconnect();
+    }
+  });
+
   it('keeps a listening handle current from the channel: its next decision is one round trip', async () => {
     prefix = `store-${randomBytes(6).toString('hex')}`;
     const [a, b] = [await agent('A'), await agent('B')];
