@@ -16,10 +16,10 @@
  *
  * No wake-up is lost: a waiter tries the mutex after joining, and a releaser looks at the line
  * after letting go, so one of the two sees the other. A timed retry stays as the fallback: for a
- * dead holder (it never lets go; the retry takes its mutex over), a file system where fs.watch
- * sees nothing, and a waiter killed in line (its file swallows one wake-up: a waiter whose timer
- * ran out removes abandoned files ahead of it, and so do the mutex's sweeps). It is slow on purpose:
- * a wake-up normally comes first. No daemon, no native code: files, fs.watch and timers only.
+ * dead holder (it never lets go; the retry looks at the owner and takes its mutex over), a file
+ * system where fs.watch sees nothing, and a waiter killed in line (its file swallows one wake-up: a
+ * waiter whose timer ran out twice in a row removes abandoned files ahead of it, and so do the
+ * mutex's sweeps). It is slow on purpose: a wake-up normally comes first. No daemon, no native code: files, fs.watch and timers only.
  */
 import { type FSWatcher, linkSync, lstatSync, lutimesSync, readdirSync, unlinkSync, watch } from 'node:fs';
 import path from 'node:path';
@@ -86,6 +86,8 @@ export class MutexLine {
   private file: string | null = null;
   private watcher: FSWatcher | null = null;
   private woken = false;
+  /** Timed retries since the last wake-up. */
+  private unheard = 0;
   private resolve: (() => void) | null = null;
 
   constructor(
@@ -142,6 +144,7 @@ export class MutexLine {
       linkSync(draft, file);
       this.file = file;
       this.woken = false;
+      this.unheard = 0;
       const watcher = watch(file, { persistent: false }, () => this.heard());
       watcher.on('error', () => {
         watcher.close();
@@ -207,10 +210,14 @@ export class MutexLine {
     this.woken = false;
     if (woken) {
       this.stats.wakeups += 1;
+      this.unheard = 0;
       this.answer();
     } else {
       this.stats.timedRetries += 1;
-      this.sweepDeadAhead();
+      // A wake-up late on a busy machine is not a dead waiter ahead: the line is swept (a read of
+      // every file ahead and a process lookup each) from the second timed retry in a row on.
+      this.unheard += 1;
+      if (this.unheard >= 2) this.sweepDeadAhead();
     }
     return woken;
   }
