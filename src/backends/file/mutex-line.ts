@@ -10,16 +10,20 @@
  * the time it joined, and watches it (fs.watch, inotify on Linux); the process that lets the mutex
  * go touches the oldest file not yet woken (one waiter woken, not a herd), which marks its file
  * unwoken again and tries the mutex at once. A waiter that loses the mutex to a newcomer so stays
- * first in line and is woken by the next release. A file that was woken and neither left nor
- * answered (its waiter dead, on another host, or deaf to fs.watch) is passed by: it cannot hold up
- * the line.
+ * first in line and is woken by the next release. While the first file woken has not answered for
+ * a few milliseconds (ANSWER_MS), a release wakes nobody else: that waiter is on its way to try,
+ * and one woken per release, each to lose to the releaser taking the mutex again, was a herd spread
+ * over time (measured with 8 processes on 2 cores: a third to three quarters fewer wake-ups, a
+ * fifth less CPU per decision, but a longer tail for a waiter left to its timed retry). A file that
+ * was woken and neither left nor answered for longer (its waiter dead, on another host, or deaf to
+ * fs.watch) is passed by: it cannot hold up the line.
  *
  * No wake-up is lost: a waiter tries the mutex after joining, and a releaser looks at the line
  * after letting go, so one of the two sees the other. A timed retry stays as the fallback: for a
- * dead holder (it never lets go; the retry takes its mutex over), a file system where fs.watch
- * sees nothing, and a waiter killed in line (its file swallows one wake-up: a waiter whose timer
- * ran out removes abandoned files ahead of it, and so do the mutex's sweeps). It is slow on purpose:
- * a wake-up normally comes first. No daemon, no native code: files, fs.watch and timers only.
+ * dead holder (it never lets go; the retry looks at the owner and takes its mutex over), a file
+ * system where fs.watch sees nothing, and a waiter killed in line (its file swallows one wake-up: a
+ * waiter whose timer ran out twice in a row removes abandoned files ahead of it, and so do the
+ * mutex's sweeps). It is slow on purpose: a wake-up normally comes first. No daemon, no native code: files, fs.watch and timers only.
  */
 import { type FSWatcher, linkSync, lstatSync, lutimesSync, readdirSync, unlinkSync, watch } from 'node:fs';
 import path from 'node:path';
@@ -47,6 +51,11 @@ const DRAFT_NAME = /^([0-9a-z]{10})\.[0-9a-z]{8}\.\d+\.[0-9a-f]+\.draft$/;
 const UNWOKEN = new Date(0);
 /** Drafts and files that cannot be read: a live process keeps them for microseconds. */
 const STALE_MS = 5_000;
+/**
+ * A wake-up younger than this is still being answered: releases meanwhile wake nobody else. Past
+ * it, the next waiter is woken as well (the woken one may be dead, deaf, or just not scheduled).
+ */
+const ANSWER_MS = 5;
 /** A wake-up unanswered this long: its waiter is dead, elsewhere, or cannot see it. */
 const UNANSWERED_MS = 60_000;
 
@@ -86,6 +95,8 @@ export class MutexLine {
   private file: string | null = null;
   private watcher: FSWatcher | null = null;
   private woken = false;
+  /** Timed retries since the last wake-up. */
+  private unheard = 0;
   private resolve: (() => void) | null = null;
 
   constructor(
@@ -142,6 +153,7 @@ export class MutexLine {
       linkSync(draft, file);
       this.file = file;
       this.woken = false;
+      this.unheard = 0;
       const watcher = watch(file, { persistent: false }, () => this.heard());
       watcher.on('error', () => {
         watcher.close();
@@ -207,10 +219,14 @@ export class MutexLine {
     this.woken = false;
     if (woken) {
       this.stats.wakeups += 1;
+      this.unheard = 0;
       this.answer();
     } else {
       this.stats.timedRetries += 1;
-      this.sweepDeadAhead();
+      // A wake-up late on a busy machine is not a dead waiter ahead: the line is swept (a read of
+      // every file ahead and a process lookup each) from the second timed retry in a row on.
+      this.unheard += 1;
+      if (this.unheard >= 2) this.sweepDeadAhead();
     }
     return woken;
   }
@@ -233,9 +249,10 @@ export class MutexLine {
   /**
    * Wakes the first waiter in line that has not been woken yet: called right after the mutex is
    * let go. One woken before and still there did not answer (a release may have come before it
-   * could; or it is dead, on another host, or deaf to fs.watch): it keeps its wake-up, and the
-   * next waiter is woken as well, so no file can swallow every release. A file gone meanwhile
-   * (its waiter took the mutex or gave up) passes the turn to the next.
+   * could; or it is dead, on another host, or deaf to fs.watch): woken less than ANSWER_MS ago, it
+   * is left to answer and nobody else is woken; woken earlier, it keeps its wake-up, and the next
+   * waiter is woken as well, so no file can swallow every release. A file gone meanwhile (its
+   * waiter took the mutex or gave up) passes the turn to the next.
    */
   wakeNext(): void {
     const names = this.names();
@@ -247,7 +264,13 @@ export class MutexLine {
       if (file === this.file || !WAITER_NAME.test(name)) continue;
       try {
         const stat = lstatSync(file);
-        if (!stat.isFile() || stat.mtimeMs !== UNWOKEN.getTime()) continue;
+        if (!stat.isFile()) continue;
+        if (stat.mtimeMs !== UNWOKEN.getTime()) {
+          // An age below zero (a clock stepped back, another host's clock) counts as old.
+          const age = now.getTime() - stat.mtimeMs;
+          if (age >= 0 && age < ANSWER_MS) return;
+          continue;
+        }
         lutimesSync(file, now, now);
         return;
       } catch {

@@ -145,7 +145,10 @@ export class FileMutex {
   }
 
   private async lockFile(): Promise<void> {
-    if (this.tryLock()) return;
+    // Whether the owner is dead is looked at only after a timed retry (a file read and a process
+    // lookup, about ten system calls): a busy mutex is nearly always held by a live process that
+    // is about to let go, and a dead one wakes nobody, so its waiters come to the timer anyway.
+    if (this.tryLock(false)) return;
     // Wait in line (mutex-line.ts): woken by the release, with a slow timed retry as the fallback.
     const deadline = Date.now() + this.timeoutMs;
     const inLine = this.line.join();

@@ -81,6 +81,18 @@ describe('file store: the mutex line', () => {
     expect(mtimeOf(path.join(line, last))).toBe(0);
   });
 
+  it('wakes nobody else while the first woken waiter has just been woken', async () => {
+    const { store: dir, line } = store();
+    const answering = plant(line, 2_000, 4_000_001, 'elsewhere|4000001|s', new Date());
+    const next = plant(line, 1_000, 4_000_002, 'elsewhere|4000002|s', unwoken);
+    const holder = new FileMutex(dir, me, 1_000, alive);
+    cleanups.push(() => holder.dispose());
+    await holder.lock();
+    holder.unlock();
+    expect(mtimeOf(path.join(line, next))).toBe(0);
+    expect(mtimeOf(path.join(line, answering))).not.toBe(0);
+  });
+
   it('sweeps drafts, unreadable files and dead or long-unanswered waiters, and keeps the rest', () => {
     const { store: dir, line } = store();
     const now = new Date();
