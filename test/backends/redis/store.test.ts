@@ -12,6 +12,13 @@ import { type Locks, openLocks } from '../../../src/locks.js';
 import { backendOf } from '../../../src/store/store.js';
 import { describeRedis, type RedisServer, startRedis } from './server.js';
 
+/** EVALSHA and EVAL calls the server has counted (INFO commandstats). */
+async function scriptCalls(admin: { info(section: string): Promise<string> }) {
+  const info = await admin.info('commandstats');
+  const count = (pattern: RegExp) => Number(pattern.exec(info)?.[1] ?? 0);
+  return { evalsha: count(/cmdstat_evalsha:calls=(\d+)/), eval: count(/cmdstat_eval:calls=(\d+)/) };
+}
+
 describeRedis('redis store on the server clock', () => {
   let server: RedisServer;
   let tree: string;
@@ -106,14 +113,7 @@ describeRedis('redis store on the server clock', () => {
     const { Redis } = await import('ioredis');
     const admin = new Redis(server.url);
     try {
-      const calls = async () => {
-        const info = await admin.info('commandstats');
-        const count = (pattern: RegExp) => Number(pattern.exec(info)?.[1] ?? 0);
-        return {
-          evalsha: count(/cmdstat_evalsha:calls=(\d+)/),
-          eval: count(/cmdstat_eval:calls=(\d+)/),
-        };
-      };
+      const calls = () => scriptCalls(admin);
       const before = await calls();
       for (let i = 0; i < 10; i++) {
         expect((await a.acquire('@res')).status).toBe('acquired');
@@ -134,11 +134,7 @@ describeRedis('redis store on the server clock', () => {
     const { Redis } = await import('ioredis');
     const admin = new Redis(server.url);
     try {
-      const calls = async () => {
-        const info = await admin.info('commandstats');
-        const count = (pattern: RegExp) => Number(pattern.exec(info)?.[1] ?? 0);
-        return { evalsha: count(/cmdstat_evalsha:calls=(\d+)/), eval: count(/cmdstat_eval:calls=(\d+)/) };
-      };
+      const calls = () => scriptCalls(admin);
       await admin.script('FLUSH');
       const before = await calls();
       expect((await a.release('@warm')).status).toBe('released');
