@@ -31,7 +31,6 @@ export interface Client {
   connect(): Promise<void>;
   disconnect(): void;
   on(event: 'error', listener: (error: Error) => void): unknown;
-  on(event: 'connect', listener: () => void): unknown;
   on(event: 'message', listener: (channel: string, message: string) => void): unknown;
   duplicate(): Client;
   subscribe(channel: string): Promise<unknown>;
@@ -44,32 +43,22 @@ export interface Client {
 }
 
 /**
- * COMMIT_LUA by EVALSHA, its text sent (EVAL) on a connection's first commit and whenever the
- * server answers NOSCRIPT (a restarted or flushed server, another node): what ioredis's
- * defineCommand does, without its per-call wrapper (the arguments spread, unshifted and copied
- * again, a reject wrapped and a catch chained on every call), which cost ~2-8% of the CPU of an
- * acquire/release pair (in-process A/B on a real server). Retrying on NOSCRIPT is safe: the server
- * ran nothing.
+ * COMMIT_LUA by EVALSHA, its text sent (EVAL) only when the server answers NOSCRIPT (a new,
+ * restarted or flushed server, another node): a short-lived CLI or hook process on a server that
+ * knows the script never uploads its ~19 KB. What ioredis's defineCommand does, without its
+ * per-call wrapper (the arguments spread, unshifted and copied again, a reject wrapped and a catch
+ * chained on every call), which cost ~2-8% of the CPU of an acquire/release pair (in-process A/B on
+ * a real server). Retrying on NOSCRIPT is safe: the server ran nothing.
  */
 function commitScript(client: Client): (...argv: string[]) => Promise<string[]> {
   // As the server's script cache names it.
   const sha = createHash('sha1').update(COMMIT_LUA).digest('hex');
-  let loaded = false;
-  client.on('connect', () => {
-    loaded = false;
-  });
   const load = (argv: readonly string[]) => client.eval(COMMIT_LUA, '4', argv) as Promise<string[]>;
   const noScript = (argv: readonly string[]) => (error: unknown) => {
     if (error instanceof Error && error.message.includes('NOSCRIPT')) return load(argv);
     throw error;
   };
-  return (...argv) => {
-    if (!loaded) {
-      loaded = true;
-      return load(argv);
-    }
-    return (client.evalsha(sha, '4', argv) as Promise<string[]>).catch(noScript(argv));
-  };
+  return (...argv) => (client.evalsha(sha, '4', argv) as Promise<string[]>).catch(noScript(argv));
 }
 
 declare const __BUNDLED_IOREDIS__: boolean;
