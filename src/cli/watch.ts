@@ -133,9 +133,13 @@ export async function watchCommand(cli: Cli): Promise<Answer> {
     },
   };
   const draw = createLogUpdate(screen as unknown as NodeJS.WritableStream, { showCursor: true });
+  let quitting = false;
   let quit: (how: 'q' | NodeJS.Signals) => void = () => {};
   const ended = new Promise<'q' | NodeJS.Signals>((resolve) => {
-    quit = resolve;
+    quit = (how) => {
+      quitting = true;
+      resolve(how);
+    };
   });
   // Keys and signals are taken before the first frame is drawn: once the board shows, Ctrl-C is a
   // byte this command reads, never a signal that also reaches the shell that started it.
@@ -152,14 +156,14 @@ export async function watchCommand(cli: Cli): Promise<Answer> {
   stdin.resume();
   let state: BoardState | null = null;
   const render = () => {
-    if (state !== null) draw(boardLines(state, Date.now(), colors).join('\n'));
+    if (state !== null && !quitting) draw(boardLines(state, Date.now(), colors).join('\n'));
   };
   let looking: Promise<void> = Promise.resolve();
   let again = false;
   let failure: unknown = null;
   // Commits come in bursts: one look at a time, and one more after it if any came meanwhile.
   const refresh = () => {
-    if (again) return;
+    if (again || quitting) return;
     again = true;
     looking = looking.then(async () => {
       again = false;
@@ -175,11 +179,16 @@ export async function watchCommand(cli: Cli): Promise<Answer> {
   let unwatch: () => Promise<void> = async () => {};
   let ticker: NodeJS.Timeout | undefined;
   try {
-    state = await look();
-    render();
-    unwatch = await locks.store.watch(() => refresh());
-    // Countdowns and ages move with the clock, not with commits: redraw what we have each second.
-    ticker = setInterval(render, 1000);
+    // A first look held up (a busy store, a slow server) must not hold up q or Ctrl-C.
+    const first = look();
+    first.catch(() => undefined);
+    state = await Promise.race([first, ended.then(() => null)]);
+    if (!quitting) {
+      render();
+      unwatch = await locks.store.watch(() => refresh());
+      // Countdowns and ages move with the clock, not with commits: redraw what we have each second.
+      ticker = setInterval(render, 1000);
+    }
   } catch (error) {
     failure = error;
     quit('q');
