@@ -81,16 +81,25 @@ describe('file store: the mutex line', () => {
     expect(mtimeOf(path.join(line, last))).toBe(0);
   });
 
-  it('wakes nobody else while the first woken waiter has just been woken', async () => {
+  it('wakes nobody else while the first woken waiter has had under 5 ms to answer, and the next one after', async () => {
     const { store: dir, line } = store();
-    const answering = plant(line, 2_000, 4_000_001, 'elsewhere|4000001|s', new Date());
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const woken = new Date('2026-01-01T00:00:00Z');
+    vi.setSystemTime(woken);
+    plant(line, 2_000, 4_000_001, 'elsewhere|4000001|s', woken);
     const next = plant(line, 1_000, 4_000_002, 'elsewhere|4000002|s', unwoken);
     const holder = new FileMutex(dir, me, 1_000, alive);
     cleanups.push(() => holder.dispose());
+    // 1 ms after the wake-up (not 0: a file time can round below the instant it was set to).
+    vi.setSystemTime(woken.getTime() + 1);
     await holder.lock();
     holder.unlock();
     expect(mtimeOf(path.join(line, next))).toBe(0);
-    expect(mtimeOf(path.join(line, answering))).not.toBe(0);
+    // 6 ms after it, still unanswered: the next waiter is woken as well.
+    vi.setSystemTime(woken.getTime() + 6);
+    await holder.lock();
+    holder.unlock();
+    expect(mtimeOf(path.join(line, next))).toBe(woken.getTime() + 6);
   });
 
   it('sweeps drafts, unreadable files and dead or long-unanswered waiters, and keeps the rest', () => {
