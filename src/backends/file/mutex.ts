@@ -2,8 +2,9 @@
  * The store's internal mutex: a hard link named `mutex` to a file that names its owner process.
  * link(2) fails when the name exists, so taking it is one atomic call, and the owner's identity is
  * there from the first instant (no window with an empty lock file). A dead owner (same host, no
- * process with its pid and start stamp) is recognised at once, so a SIGKILLed process never wedges
- * the store; a live but stuck owner is waited for up to AGENT_LOCK_MUTEX_TIMEOUT, then reported.
+ * process with its pid and start stamp) is recognised at a waiter's first timed retry (10 ms), so a
+ * SIGKILLed process never wedges the store; a live but stuck owner is waited for up to
+ * AGENT_LOCK_MUTEX_TIMEOUT, then reported.
  */
 import { randomBytes } from 'node:crypto';
 import { linkSync, lstatSync, readdirSync, unlinkSync } from 'node:fs';
@@ -160,6 +161,8 @@ export class FileMutex {
       // Tried once more after joining: a release just before we joined woke nobody.
       while (!this.tryLock(inspect)) {
         if (Date.now() > deadline) {
+          // A timeout shorter than the first timed retry still looks at the owner once.
+          if (!inspect && this.tryLock(true)) return;
           const owner = parseOwner(readPrivate(this.mutexPath));
           const who =
             owner && owner !== 'missing' ? `process ${owner.pid} on ${owner.host}` : 'an unknown process';

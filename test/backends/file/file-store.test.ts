@@ -344,7 +344,7 @@ describe('file store: torn and corrupt lines', () => {
 });
 
 describe('file store: the store mutex', () => {
-  it('takes over at once a mutex left by a dead process', async () => {
+  it('takes over a mutex left by a dead process', async () => {
     const s = setup('dead-mutex');
     const a = await s.open('a');
     expect((await a.acquire(['src/a.ts'])).status).toBe('acquired');
