@@ -4,7 +4,6 @@
  * runs a decision against the backend, so what every decision owes is done here, for every caller:
  * the decision context (tokens, liveness), and thawing the files of the locks a decision drops.
  */
-import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type {
   Backend,
@@ -23,6 +22,7 @@ import { holderProcess, type Identity, resolveIdentity } from '../core/identity.
 import type { Holder } from '../core/lock.js';
 import { parseScope } from '../core/scope.js';
 import type { Across } from '../core/worktrees.js';
+import { sha256Hex } from '../host/hash.js';
 import { ancestorChain, hostName, processAlive, startStamp } from '../host/process.js';
 import { randomBytesPooled } from '../host/random.js';
 import { findTree, fsProbe, headBranch, repositoryPrefix, storeDirFor } from '../host/tree.js';
@@ -247,7 +247,7 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
     });
   };
 
-  const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
+  const hashToken = sha256Hex;
   // Every decision looks at every waiter's process: with four waiters that was most of the CPU
   // of a hand-off. An alive answer is kept for a moment; a dead one for good (pid and start stamp).
   const waiters = new Map<string, { alive: boolean; at: number }>();
