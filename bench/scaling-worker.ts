@@ -152,6 +152,7 @@ async function warm(contender: ContenderKey, ms: number) {
   goSeconds = null;
   onGo = null;
   const samples: number[] = [];
+  const cpuStart = process.cpuUsage();
   const start = performance.now();
   const deadline = start + seconds * 1000;
   let t = start;
@@ -161,7 +162,8 @@ async function warm(contender: ContenderKey, ms: number) {
     samples.push(now - t);
     t = now;
   }
-  send({ type: 'result', index, ops: samples.length, ms: t - start, samples });
+  const cpu = process.cpuUsage(cpuStart);
+  send({ type: 'result', index, ops: samples.length, ms: t - start, samples, cpuUs: cpu.user + cpu.system });
 }
 
 async function hold(count: number) {

@@ -5,7 +5,8 @@
 //      on a key of its own (its record as long as agent-lock's for a worker's @resource, measured
 //      before the workers start), so that each N shows the floor beside the libraries; then its
 //      own file path (src/w<i>.ts) in one tree, agent-lock Redis and file. Aggregate ops/s (median
-//      of the rounds' sums of each process's rate) and p99 of one acquire+release
+//      of the rounds' sums of each process's rate) and p99 of one acquire+release; beside them, for
+//      information, the workers' CPU time per pair and, on Redis, the server's
 //      (bench/scaling/throughput.ts).
 //        Redis own @resource at every N / redis-semaphore at that N     target >= 0.8x
 //        contract bound / redis-semaphore, and Redis own @resource /
@@ -99,6 +100,7 @@ function scalingBlocks(k: Scaling, points: Verdict[], redisReason: string): Bloc
   }
   const s = k.settings;
   const fixed = (value: number | null) => (value === null ? '-' : value.toFixed(3));
+  const cpu = (value: number | null) => (value === null ? '-' : value.toFixed(1));
   const rec = k.contractRecord;
   const record =
     rec === null
@@ -108,7 +110,18 @@ function scalingBlocks(k: Scaling, points: Verdict[], redisReason: string): Bloc
     {
       kind: 'table',
       title: `${TITLE}, ${s.rounds} interleaved round(s) of ${s.pointSeconds} s per point (aggregate ops/s: median of the rounds; p99 of one acquire+release${record})`,
-      header: ['contender', 'N', 'ops', 'ops/s', 'min ops/s', 'max ops/s', 'p50 ms', 'p99 ms'],
+      header: [
+        'contender',
+        'N',
+        'ops',
+        'ops/s',
+        'min ops/s',
+        'max ops/s',
+        'p50 ms',
+        'p99 ms',
+        'client CPU/pair µs',
+        'Redis CPU/pair µs',
+      ],
       rows: k.throughput.map((r): Cell[] => [
         r.name,
         r.workers,
@@ -118,6 +131,8 @@ function scalingBlocks(k: Scaling, points: Verdict[], redisReason: string): Bloc
         r.maxOpsPerSec,
         fixed(r.p50Ms),
         fixed(r.p99Ms),
+        cpu(r.clientCpuUsPerPair),
+        cpu(r.redisCpuUsPerPair),
       ]),
       verdicts: points,
     },
@@ -208,7 +223,7 @@ export const scaling: BenchCase<Scaling> = {
         },
         ctx.cleanEnv(),
       );
-      const rows = await throughput(pool, contenders, settings);
+      const rows = await throughput(pool, contenders, settings, redisUrl);
       const partNotRun = (): PartNotRun => ({ ...notRun(reason), verdicts: [] });
       const one =
         redisUrl === null

@@ -44,8 +44,11 @@ export type Command =
 export type Reply =
   | { type: 'started'; index: number }
   | { type: 'warm'; index: number }
-  /** The pairs done, the window's length (ms) and each pair's time (ms). */
-  | { type: 'result'; index: number; ops: number; ms: number; samples: number[] }
+  /**
+   * The pairs done, the window's length (ms), each pair's time (ms) and the worker's CPU time
+   * (process.cpuUsage(), user + system, µs) over the window.
+   */
+  | { type: 'result'; index: number; ops: number; ms: number; samples: number[]; cpuUs: number }
   | { type: 'held'; index: number }
   | { type: 'churned'; index: number; pairs: number }
   | { type: 'counted'; index: number; messages: number }

@@ -1,6 +1,9 @@
 // Section (k), part 1: N = 1, 2, 4, 8 workers, each looping acquire+release of a lock no other
 // worker wants, on each contender. Aggregate ops/s is the median of the rounds' sums of each
-// worker's rate; p99 is of one acquire+release (all pairs of all rounds). Beside the libraries, the
+// worker's rate; p99 is of one acquire+release (all pairs of all rounds). In the same points, for
+// information: the workers' CPU per pair (process.cpuUsage() over each worker's window, summed over
+// workers and rounds, / the pairs) and, on Redis, the server's (INFO cpu used_cpu_sys +
+// used_cpu_user read just before 'go' and once the results are in, / the pairs). Beside the libraries, the
 // contract bound (bench/scaling/contract.ts) on a key of each worker's own: the floor any lock with
 // agent-lock's contract has at that N, so each N shows how far it is from redis-semaphore and from
 // agent-lock.
@@ -46,6 +49,10 @@ export interface ThroughputRow {
   maxOpsPerSec: number;
   p50Ms: number | null;
   p99Ms: number | null;
+  /** The workers' CPU time (user + system) per acquire+release, µs; null with no pairs. */
+  clientCpuUsPerPair: number | null;
+  /** The Redis server's CPU time (user + system, not its children's) per pair, µs; null off Redis. */
+  redisCpuUsPerPair: number | null;
 }
 
 /**
@@ -78,45 +85,90 @@ export async function workersRecord(
   }
 }
 
-/** One point: N workers warm up, then all loop for the point's seconds at once. */
-async function runPoint(pool: Pool, contender: ContenderKey, n: number, settings: Settings) {
+/** The server's own CPU time so far, µs: INFO cpu used_cpu_sys + used_cpu_user (not _children). */
+async function serverCpuUs(client: Redis): Promise<number> {
+  const cpu = String(await client.info('cpu'));
+  const seconds = (field: string) => {
+    const m = cpu.match(new RegExp(`^${field}:([0-9.]+)`, 'm'));
+    if (!m) throw new Error(`INFO cpu has no ${field}`);
+    return Number(m[1]);
+  };
+  return (seconds('used_cpu_sys') + seconds('used_cpu_user')) * 1e6;
+}
+
+/**
+ * One point: N workers warm up, then all loop for the point's seconds at once. With `redis`, the
+ * server's CPU time over the window (from just before 'go' to the last result).
+ */
+async function runPoint(
+  pool: Pool,
+  contender: ContenderKey,
+  n: number,
+  settings: Settings,
+  redis: Redis | null,
+) {
   const some = pool.workers.slice(0, n);
   await pool.request(some, { type: 'warm', contender, ms: settings.scalingWarmupMs }, 'warm');
+  const serverBefore = redis === null ? null : await serverCpuUs(redis);
   const results = await pool.request(some, { type: 'go', seconds: settings.scalingPointSeconds }, 'result');
+  const serverAfter = redis === null ? null : await serverCpuUs(redis);
   return {
     rate: results.reduce((sum, r) => sum + (r.ops / r.ms) * 1000, 0),
     ops: results.reduce((sum, r) => sum + r.ops, 0),
     samples: results.flatMap((r) => r.samples),
+    cpuUs: results.reduce((sum, r) => sum + r.cpuUs, 0),
+    serverCpuUs: serverBefore === null || serverAfter === null ? null : serverAfter - serverBefore,
   };
 }
 
 const roundOrNull = (value: number, digits: number) => (Number.isFinite(value) ? round(value, digits) : null);
 
+interface Point {
+  rates: number[];
+  ops: number;
+  samples: number[];
+  cpuUs: number;
+  serverCpuUs: number;
+}
+
 /**
  * Rounds run every (N, contender) point, the contenders in a different order each time, so that
  * machine noise falls on all of them. The workers stay up for the whole section (each warms up
- * before every point), so the figures hold no process start-up.
+ * before every point), so the figures hold no process start-up. `redisUrl` (null: no Redis
+ * contenders) is the server whose CPU time the Redis points read, on a client of their own.
  */
 export async function throughput(
   pool: Pool,
   contenders: readonly Contender[],
   settings: Settings,
+  redisUrl: string | null,
 ): Promise<ThroughputRow[]> {
-  const points = new Map<string, { rates: number[]; ops: number; samples: number[] }>();
+  const points = new Map<string, Point>();
   for (const c of contenders)
-    for (const n of WORKER_COUNTS) points.set(`${c.key}/${n}`, { rates: [], ops: 0, samples: [] });
-  for (let r = 0; r < settings.scalingRounds; r++) {
-    for (const [ni, n] of WORKER_COUNTS.entries()) {
-      for (let j = 0; j < contenders.length; j++) {
-        const c = contenders[(r + ni + j) % contenders.length]!;
-        const got = await runPoint(pool, c.key, n, settings);
-        const point = points.get(`${c.key}/${n}`)!;
-        point.rates.push(got.rate);
-        point.ops += got.ops;
-        for (const s of got.samples) point.samples.push(s);
+    for (const n of WORKER_COUNTS)
+      points.set(`${c.key}/${n}`, { rates: [], ops: 0, samples: [], cpuUs: 0, serverCpuUs: 0 });
+  const redis =
+    redisUrl === null ? null : new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis?.connect();
+    for (let r = 0; r < settings.scalingRounds; r++) {
+      for (const [ni, n] of WORKER_COUNTS.entries()) {
+        for (let j = 0; j < contenders.length; j++) {
+          const c = contenders[(r + ni + j) % contenders.length]!;
+          const got = await runPoint(pool, c.key, n, settings, c.redis ? redis : null);
+          const point = points.get(`${c.key}/${n}`)!;
+          point.rates.push(got.rate);
+          point.ops += got.ops;
+          for (const s of got.samples) point.samples.push(s);
+          point.cpuUs += got.cpuUs;
+          point.serverCpuUs += got.serverCpuUs ?? 0;
+        }
       }
     }
+  } finally {
+    redis?.disconnect();
   }
+  const perPair = (us: number, pairs: number) => (pairs === 0 ? null : round(us / pairs, 1));
   const rows: ThroughputRow[] = [];
   for (const c of contenders) {
     for (const n of WORKER_COUNTS) {
@@ -131,6 +183,8 @@ export async function throughput(
         maxOpsPerSec: Math.round(Math.max(...point.rates)),
         p50Ms: roundOrNull(percentile(point.samples, 50), 3),
         p99Ms: roundOrNull(percentile(point.samples, 99), 3),
+        clientCpuUsPerPair: perPair(point.cpuUs, point.ops),
+        redisCpuUsPerPair: c.redis && redis !== null ? perPair(point.serverCpuUs, point.ops) : null,
       });
     }
   }
