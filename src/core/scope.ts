@@ -25,8 +25,11 @@ export type Scope = PathScope | ResourceScope;
 
 /** What parsing needs to know about the file system; the host supplies it, tests fake it. */
 export interface PathProbe {
-  /** The real path of `absolute`: symlinks resolved for the part that exists, the rest appended. */
-  realpath(absolute: string): string;
+  /**
+   * The real path of `absolute`: symlinks resolved for the part that exists, the rest appended.
+   * `root`, the tree's real path: a probe may take it as resolved and look only below it.
+   */
+  realpath(absolute: string, root?: string): string;
   isDirectory(absolute: string): boolean;
 }
 
@@ -85,7 +88,7 @@ export function parseScope(input: string, ctx: ScopeContext): Scope {
     });
   }
   const lexical = path.resolve(ctx.cwd, fixedRaw.join('/') || '.');
-  const real = ctx.probe.realpath(lexical);
+  const real = ctx.probe.realpath(lexical, ctx.root);
   if (real !== ctx.root && !real.startsWith(ctx.root.endsWith('/') ? ctx.root : `${ctx.root}/`)) {
     throw new AgentLockError('E_SCOPE_OUTSIDE_TREE', `${input} is outside the tree ${ctx.root}`, {
       hint: 'claim a path inside the tree, or pass --dir',

@@ -124,13 +124,64 @@ function readlinkOrNull(p: string): string | null {
   }
 }
 
+/**
+ * The real path of `absolute`, which lies below `root` (a real path): only the components below the
+ * root are looked at, one lstat each, where realpathPartial looks at every component from `/` and
+ * again for each parent of a part that does not exist. Without symlinks below the root the real path
+ * is the path itself up to the first part that is not there; a symlink met on the way, and a path
+ * outside the root, take realpathPartial. `last` gets whether the final lstat saw a folder (nothing there:
+ * no), so that the caller asking next whether that path is a folder needs no second system call.
+ */
+function realpathBelow(absolute: string, root: string, last: { path: string; dir: boolean | null }): string {
+  const prefix = root.endsWith('/') ? root : `${root}/`;
+  if (!absolute.startsWith(prefix)) return absolute === root ? root : realpathPartial(absolute, 0);
+  const parts = absolute.slice(prefix.length).split('/');
+  let current = root;
+  for (let i = 0; i < parts.length; i++) {
+    const next = current === '/' ? `/${parts[i]}` : `${current}/${parts[i]}`;
+    let stat: ReturnType<typeof lstatSync> | undefined;
+    try {
+      stat = lstatSync(next, { throwIfNoEntry: false });
+    } catch {
+      stat = undefined; // ENOTDIR, EACCES: not there as far as a path can say
+    }
+    if (stat === undefined) {
+      if (i + 1 === parts.length) {
+        last.path = next;
+        last.dir = false;
+      }
+      return path.join(next, ...parts.slice(i + 1));
+    }
+    // Rare in a checkout: the long way, which this must answer exactly as.
+    if (stat.isSymbolicLink()) return realpathPartial(absolute, 0);
+    current = next;
+    if (i + 1 === parts.length) {
+      last.path = current;
+      last.dir = stat.isDirectory();
+    }
+  }
+  return current;
+}
+
 /** The file system as scope parsing sees it: real paths for what exists, the rest appended. */
-export const fsProbe: PathProbe = {
-  realpath(absolute: string): string {
-    return realpathPartial(absolute, 0);
-  },
-  isDirectory: isDir,
-};
+export const fsProbe: PathProbe = (() => {
+  // What realpathBelow's last lstat saw: parseScope asks isDirectory of that very path next, in the
+  // same synchronous step. Answered once, and forgotten by the next realpath.
+  const last: { path: string; dir: boolean | null } = { path: '', dir: null };
+  return {
+    realpath(absolute: string, root?: string): string {
+      last.path = '';
+      return root === undefined ? realpathPartial(absolute, 0) : realpathBelow(absolute, root, last);
+    },
+    isDirectory(absolute: string): boolean {
+      if (last.path === absolute && last.dir !== null) {
+        last.path = '';
+        return last.dir;
+      }
+      return isDir(absolute);
+    },
+  };
+})();
 
 /**
  * The origin remote of a repository, normalised so that every clone of it agrees whatever the
