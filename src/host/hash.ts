@@ -1,13 +1,19 @@
 /**
  * SHA-256 of a short text, as hex. Node 20.12 and later hash in one call (`crypto.hash`), about
- * four times cheaper than a Hash object per token; earlier 20.x releases take the object.
+ * four times cheaper than a Hash object per token; earlier 20.x releases take the object. Looked up
+ * at the first call, not at load: a hook's check never hashes, and node:crypto stays unloaded there.
  */
 import * as crypto from 'node:crypto';
 
 type OneShot = (algorithm: string, data: string, encoding: 'hex') => string;
-const oneShot = (crypto as unknown as { hash?: OneShot }).hash;
+let oneShot: OneShot | null | undefined;
 
-export const sha256Hex: (text: string) => string =
-  typeof oneShot === 'function'
-    ? (text) => oneShot('sha256', text, 'hex')
-    : (text) => crypto.createHash('sha256').update(text).digest('hex');
+export function sha256Hex(text: string): string {
+  if (oneShot === undefined) {
+    const found = (crypto as unknown as { hash?: OneShot }).hash;
+    oneShot = typeof found === 'function' ? found : null;
+  }
+  return oneShot === null
+    ? crypto.createHash('sha256').update(text).digest('hex')
+    : oneShot('sha256', text, 'hex');
+}

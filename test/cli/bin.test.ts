@@ -14,6 +14,7 @@ import {
   realpathSync,
   rmSync,
   symlinkSync,
+  writeFileSync,
   writeSync,
 } from 'node:fs';
 import os from 'node:os';
@@ -290,5 +291,32 @@ describe('a hook reading its payload from a non-blocking pipe', () => {
     expect(await exited).toBe(0);
     expect(JSON.parse(stdout)).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny' } });
     expect(alock('A', ['release', 'src/café.ts']).code).toBe(0);
+  });
+});
+
+describe("a hook's check of a free file", () => {
+  it('answers from the store without loading node:crypto (it costs a hook call milliseconds)', () => {
+    expect(alock('A', ['acquire', 'src/held.ts']).code).toBe(0);
+    const loaded = path.join(base, 'loaded.cjs');
+    writeFileSync(
+      loaded,
+      "process.on('exit', () => process.stderr.write(JSON.stringify(process.moduleLoadList.filter((m) => /crypto/.test(m)))));\n",
+    );
+    const r = spawnSync(process.execPath, ['--require', loaded, bin, 'hooks', 'claude-pre-tool-use'], {
+      cwd: tree,
+      env: cleanEnv({}),
+      encoding: 'utf8',
+      input: JSON.stringify({
+        session_id: 'free-1',
+        hook_event_name: 'PreToolUse',
+        tool_name: 'Edit',
+        tool_input: { file_path: path.join(tree, 'src', 'free.ts'), old_string: 'a', new_string: 'b' },
+        cwd: tree,
+      }),
+    });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(''); // allowed, nothing to say
+    expect(JSON.parse(r.stderr)).toEqual([]);
+    expect(alock('A', ['release', 'src/held.ts']).code).toBe(0);
   });
 });
