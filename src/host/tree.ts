@@ -124,17 +124,35 @@ function readlinkOrNull(p: string): string | null {
   }
 }
 
+/** No `//`, `.` or `..` part, and no trailing `/` (path.normalize keeps one). */
+const tidy = (absolute: string) => !absolute.endsWith('/') && path.normalize(absolute) === absolute;
+
+/** Is `root` still its own real path (no part of it moved, removed or swapped for a symlink)? */
+function stillReal(root: string): boolean {
+  try {
+    return realpathSync.native(root) === root;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The real path of `absolute`, which lies below `root` (a real path): only the components below the
  * root are looked at, one lstat each, where realpathPartial looks at every component from `/` and
  * again for each parent of a part that does not exist. Without symlinks below the root the real path
- * is the path itself up to the first part that is not there; a symlink met on the way, and a path
- * outside the root, take realpathPartial. `last` gets whether the final lstat saw a folder (nothing there:
- * no), so that the caller asking next whether that path is a folder needs no second system call.
+ * is the path itself up to the first part that is not there; a symlink met on the way, a path
+ * outside the root or not tidy (`//`, `.`, `..`, a trailing `/`), and every path while the root is not
+ * its own real path, take realpathPartial. `last` gets whether the final lstat saw a folder (nothing
+ * there: no), so that the caller asking next whether that path is a folder needs no second call.
  */
 function realpathBelow(absolute: string, root: string, last: { path: string; dir: boolean | null }): string {
   const prefix = root.endsWith('/') ? root : `${root}/`;
-  if (!absolute.startsWith(prefix)) return absolute === root ? root : realpathPartial(absolute, 0);
+  // The long way for anything but a tidy path below a tree still at its real path: a tree moved or
+  // swapped for a symlink since the store was opened is then judged as it is now (so a process of
+  // before and one of after never name one file in two trees).
+  if (!absolute.startsWith(prefix) || !tidy(absolute) || !stillReal(root)) {
+    return realpathPartial(absolute, 0);
+  }
   const parts = absolute.slice(prefix.length).split('/');
   let current = root;
   for (let i = 0; i < parts.length; i++) {

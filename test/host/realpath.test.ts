@@ -3,7 +3,15 @@
 // for each parent of a part that is not there), on small generated trees of folders, files and
 // symlinks: inside and outside the tree, relative and absolute, dangling, chained, looping, with
 // `..` in their targets.
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
@@ -99,6 +107,34 @@ describe('real paths below the tree', () => {
       expect(fsProbe.realpath(path.join(root, 'up', 'a', 'x.ts'), root)).toBe(
         path.join(top, 'out', 'a', 'x.ts'),
       );
+    } finally {
+      rmSync(top, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a tree moved while a process has it open', () => {
+  it('is judged as it is now: swapped for a symlink, its paths are outside the tree opened', () => {
+    const top = path.join(base, `swap${trees++}`);
+    const root = path.join(top, 'repo');
+    mkdirSync(root, { recursive: true });
+    writeFileSync(path.join(root, 'a.ts'), '');
+    const file = path.join(root, 'a.ts');
+    expect(fsProbe.realpath(file, root)).toBe(file);
+    renameSync(root, path.join(top, 'repo2'));
+    symlinkSync(path.join(top, 'repo2'), root);
+    // What a process opened now calls the tree: the same file must not be named below the old one.
+    expect(fsProbe.realpath(file, root)).toBe(path.join(top, 'repo2', 'a.ts'));
+    expect(fsProbe.realpath(file, root)).toBe(fsProbe.realpath(file));
+  });
+
+  it('takes paths that are not tidy the long way', () => {
+    const { root, top } = build([{ kind: 'dir', at: ['a'] }]);
+    try {
+      for (const untidy of ['a//x.ts', 'a/./x.ts', 'a/../a/x.ts', 'a/']) {
+        const absolute = `${root}/${untidy}`;
+        expect(fsProbe.realpath(absolute, root)).toBe(fsProbe.realpath(absolute));
+      }
     } finally {
       rmSync(top, { recursive: true, force: true });
     }
