@@ -25,10 +25,18 @@
  * waiter whose timer ran out twice in a row removes abandoned files ahead of it, and so do the
  * mutex's sweeps). It is slow on purpose: a wake-up normally comes first. No daemon, no native code: files, fs.watch and timers only.
  */
-import { type FSWatcher, linkSync, lstatSync, lutimesSync, readdirSync, unlinkSync, watch } from 'node:fs';
+import {
+  type FSWatcher,
+  linkSync,
+  lstatSync,
+  lutimesSync,
+  mkdirSync,
+  readdirSync,
+  unlinkSync,
+  watch,
+} from 'node:fs';
 import path from 'node:path';
 import type { Holder } from '../../core/lock.js';
-import { makeDirs } from '../../host/make-dirs.js';
 import { createExclusive, readPrivateOrNull } from './safe-fs.js';
 
 /**
@@ -141,7 +149,13 @@ export class MutexLine {
     if (this.file !== null) return true;
     let draft: string | null = null;
     try {
-      makeDirs(this.dir, 0o700);
+      // Only the line's own folder: a store folder that is gone (moved or removed while open) is not
+      // made again here, and the mutex says so.
+      try {
+        mkdirSync(this.dir, { mode: 0o700 });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return false;
+      }
       if (!this.realFolder()) return false;
       const name = waiterName(this.me, this.nonce);
       const file = path.join(this.dir, name);

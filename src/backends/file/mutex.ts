@@ -106,13 +106,22 @@ export class FileMutex {
    * on failure, look whether the owner is dead (a file read and a process lookup).
    */
   tryLock(inspect = true): boolean {
-    this.ensureOwnerFile();
     try {
+      this.ensureOwnerFile();
       linkSync(this.ownerPath, this.mutexPath);
       return true;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') {
+        if (!this.folderThere()) {
+          throw new AgentLockError(
+            'E_STORE_UNREADABLE',
+            `the store folder ${this.dir} is gone (moved or removed while open)`,
+            {
+              hint: 'run the command again: the store is opened where the tree is now',
+            },
+          );
+        }
         // Our owner file was removed (someone cleaned the folder): make a new one.
         this.ownerIno = -1;
         return false;
@@ -186,6 +195,14 @@ export class FileMutex {
   /** Counts of how waits for this handle ended: woken by a release, or by the fallback timer. */
   get waitStats(): LineStats {
     return this.line.stats;
+  }
+
+  private folderThere(): boolean {
+    try {
+      return lstatSync(this.dir).isDirectory();
+    } catch {
+      return false;
+    }
   }
 
   /** Still ours? A takeover by a confused stealer is detected before anything is committed. */

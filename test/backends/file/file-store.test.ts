@@ -14,6 +14,7 @@ import {
   mkdirSync,
   readFileSync,
   readdirSync,
+  renameSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -574,5 +575,23 @@ describe('file store: the store mutex', () => {
     symlinkSync(victim, wakeDir);
     await compactions();
     expect(readdirSync(victim).sort()).toEqual(['2023-tax-return.pdf', name(dead.pid)].sort());
+  });
+});
+
+describe('file store: a store folder moved away while a handle has it open', () => {
+  it('answers E_STORE_UNREADABLE naming the folder, and makes nothing where it was', async () => {
+    const s = setup('moved');
+    const locks = await s.open('a');
+    expect((await locks.acquire('@x')).status).toBe('acquired');
+    renameSync(s.store, `${s.store}-moved`);
+    await expect(locks.list()).rejects.toMatchObject({
+      code: 'E_STORE_UNREADABLE',
+      message: expect.stringContaining(`the store folder ${s.store} is gone`),
+    });
+    await expect(locks.acquire('@y')).rejects.toMatchObject({ code: 'E_STORE_UNREADABLE' });
+    expect(existsSync(s.store)).toBe(false);
+    // Where it went, it is whole: a handle opened there sees the lock.
+    const there = await s.open('b', {}, `${s.store}-moved`);
+    expect((await there.list()).locks.map((l) => l.scope)).toEqual(['@x']);
   });
 });
