@@ -61,6 +61,23 @@ export function stagedPathScope(p: string): PathScope {
   return scopeFromPattern(p.replace(/\p{Cc}/gu, '\uFFFD'), 'path') as PathScope;
 }
 
+/**
+ * `p` read from the folder `base` as the file system reads it: each `..` leaves the folder the path
+ * has reached with its symlinks followed, so `link/../x` lies beside the link's target, not beside
+ * the link (path.resolve would say the latter, and name another file than the one written). Without
+ * a `..` part, path.resolve.
+ */
+export function resolveAsFileSystem(base: string, p: string, realpath: (absolute: string) => string): string {
+  const parts = (path.isAbsolute(p) ? p : `${base}/${p}`).split('/');
+  if (!parts.includes('..')) return path.resolve(base, p);
+  let at = '/';
+  for (const part of parts) {
+    if (part === '' || part === '.') continue;
+    at = part === '..' ? path.dirname(realpath(at)) : path.join(at, part);
+  }
+  return at;
+}
+
 export function parseScope(input: string, ctx: ScopeContext): Scope {
   if (input.trim() === '') {
     throw new AgentLockError('E_SCOPE_EMPTY', 'empty scope: pass ** to claim the whole tree', {
@@ -87,8 +104,8 @@ export function parseScope(input: string, ctx: ScopeContext): Scope {
       hint: 'put .. before the wildcard, e.g. ../docs/**',
     });
   }
-  const lexical = path.resolve(ctx.cwd, fixedRaw.join('/') || '.');
-  const real = ctx.probe.realpath(lexical, ctx.root);
+  const realpath = (absolute: string) => ctx.probe.realpath(absolute, ctx.root);
+  const real = realpath(resolveAsFileSystem(ctx.cwd, fixedRaw.join('/') || '.', realpath));
   if (real !== ctx.root && !real.startsWith(ctx.root.endsWith('/') ? ctx.root : `${ctx.root}/`)) {
     throw new AgentLockError('E_SCOPE_OUTSIDE_TREE', `${input} is outside the tree ${ctx.root}`, {
       hint: 'claim a path inside the tree, or pass --dir',

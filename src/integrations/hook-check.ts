@@ -10,7 +10,8 @@ import type { CliContext } from '../answers/answer.js';
 import { AgentLockError, isAgentLockError } from '../core/errors.js';
 import { sessionAgentId, validateAgentId } from '../core/identity.js';
 import type { Lock } from '../core/lock.js';
-import { findTree } from '../host/tree.js';
+import { resolveAsFileSystem } from '../core/scope.js';
+import { findTree, fsProbe } from '../host/tree.js';
 import { openLocks } from '../locks.js';
 import { warningsForAgent } from '../core/worktrees.js';
 import { shellWrites } from './shell-writes.js';
@@ -196,7 +197,9 @@ export async function checkFiles(
 ): Promise<HookDecision> {
   let allowed: HookDecision | null = null;
   for (const raw of files) {
-    const decision = await checkFile(cli, path.resolve(base, raw), agent, base);
+    // `dir/link/../x` names the file beside the link's target, as the tool will write it.
+    const file = resolveAsFileSystem(base, raw, (absolute) => fsProbe.realpath(absolute));
+    const decision = await checkFile(cli, file, agent, base);
     if (decision.kind === 'deny') return decision;
     allowed ??= decision;
   }

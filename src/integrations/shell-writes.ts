@@ -195,8 +195,8 @@ async function commandWrites(
       const written: string[] = [];
       if (target !== undefined && target !== null) {
         // Into a folder, each source lands under its own name there.
-        if (dir !== undefined || ctx.isDirectory(path.resolve(cwd, target))) {
-          for (const source of known(sources)) written.push(path.join(target, path.basename(source)));
+        if (dir !== undefined || ctx.isDirectory(joinPath(cwd, target))) {
+          for (const source of known(sources)) written.push(`${target}/${path.basename(source)}`);
         } else written.push(target);
       }
       // mv also takes each source away.
@@ -210,7 +210,7 @@ async function commandWrites(
       let i = 0;
       let dir = cwd;
       while (i < args.length && args[i]?.startsWith('-')) {
-        if (args[i] === '-C' && args[i + 1]) dir = path.resolve(dir, args[i + 1]!);
+        if (args[i] === '-C' && args[i + 1]) dir = joinPath(dir, args[i + 1]!);
         if (args[i] === '-C' || args[i] === '-c') i++;
         i++;
       }
@@ -225,7 +225,7 @@ async function commandWrites(
           dash >= 0
             ? known(rest.slice(dash + 1))
             : known(operands(rest, new Set(['-b', '-B', '--orphan']))).filter(
-                (arg) => /[/.]/.test(arg) || ctx.isDirectory(path.resolve(dir, arg)),
+                (arg) => /[/.]/.test(arg) || ctx.isDirectory(joinPath(dir, arg)),
               );
       } else if (
         (sub === 'stash' && !['list', 'show'].includes(rest[0] ?? '')) ||
@@ -239,11 +239,20 @@ async function commandWrites(
       } else if (sub === 'rm' || sub === 'mv') {
         files = known(operands(rest));
       }
-      return files.map((f) => path.resolve(dir, f));
+      return files.map((f) => joinPath(dir, f));
     }
     default:
       return [];
   }
+}
+
+/**
+ * `p` from the folder `base`, with empty and `.` parts dropped but `..` kept: the hook reads each
+ * `..` as the file system does (core/scope resolveAsFileSystem), which path.resolve would not.
+ */
+function joinPath(base: string, p: string): string {
+  const parts = (p.startsWith('/') ? p : `${base}/${p}`).split('/').filter((x) => x !== '' && x !== '.');
+  return `/${parts.join('/')}`;
 }
 
 interface State {
@@ -257,7 +266,7 @@ function followCd(name: string | null, args: (string | null)[], state: State): v
   // `cd` with no argument, `cd -` or `cd $X`: where it goes is unknown; later relative paths would
   // be guesses, so they are resolved where the command started.
   if (dir === undefined || dir === null || dir === '-') return;
-  state.cwd = path.resolve(state.cwd, dir.replace(/^~(?=\/|$)/, process.env.HOME ?? '~'));
+  state.cwd = joinPath(state.cwd, dir.replace(/^~(?=\/|$)/, process.env.HOME ?? '~'));
 }
 
 async function simpleCommand(node: Node, state: State, ctx: Context): Promise<string[]> {
@@ -272,7 +281,7 @@ async function simpleCommand(node: Node, state: State, ctx: Context): Promise<st
   }
   if (name !== null) {
     const files = await commandWrites(name, args, state.cwd, ctx);
-    written.push(...files.map((f) => path.resolve(state.cwd, f)));
+    written.push(...files.map((f) => joinPath(state.cwd, f)));
   }
   followCd(name, args, state);
   return written;
@@ -287,7 +296,7 @@ async function walk(node: Node, state: State, ctx: Context): Promise<string[]> {
       const destination = node.childForFieldName('destination');
       if (!WRITE_REDIRECTS.has(operatorOf(node).replace(/^\d+/, '')) || destination === null) return [];
       const file = literal(destination);
-      return file === null ? [] : [path.resolve(state.cwd, file)];
+      return file === null ? [] : [joinPath(state.cwd, file)];
     }
     // These run in a child shell: a `cd` inside stays inside.
     case 'subshell':

@@ -30,6 +30,10 @@ beforeAll(() => {
   symlinkSync(path.join(tmp, 'repo-other'), path.join(root, 'sib-link'));
   symlinkSync(path.join(root, 'src'), path.join(root, 'in-link'));
   symlinkSync(path.join(root, 'src/not-yet'), path.join(root, 'dangling-in'));
+  // `..` after these leaves the link's target: src/to-docs/.. is the root, src/esc/.. is outside.
+  symlinkSync(path.join(root, 'docs'), path.join(root, 'src/to-docs'));
+  mkdirSync(path.join(tmp, 'outside/sub'));
+  symlinkSync(path.join(tmp, 'outside/sub'), path.join(root, 'src/esc'));
 });
 
 afterAll(() => {
@@ -350,5 +354,25 @@ describe('odd file names', () => {
     expect(
       scopesOverlap(folder, { kind: 'path', pattern: 'src/a\nb.ts', glob: false, fixed: ['src', 'a\nb.ts'] }),
     ).toBe(true);
+  });
+});
+
+describe('parseScope: `..` after a symlink', () => {
+  it('leaves the link target, as the file system does, not the link', () => {
+    // Written through `src/to-docs/../a.ts`, a file lands at `a.ts`, not `src/a.ts`.
+    expect(parse('src/to-docs/../a.ts')).toMatchObject({ kind: 'path', pattern: 'a.ts' });
+    expect(parse(`${root}/src/to-docs/../a.ts`)).toMatchObject({ pattern: 'a.ts' });
+    expect(parse('src/to-docs/../src/*.ts')).toMatchObject({ pattern: 'src/*.ts' });
+  });
+
+  it('refuses a path that leaves the tree that way', () => {
+    const error = parseError('src/esc/../x.ts');
+    expect(error.code).toBe('E_SCOPE_OUTSIDE_TREE');
+  });
+
+  it('reads `..` from a folder typed in through a symlink as `cd` would', () => {
+    // The folder typed in is src/to-docs, which is docs: its parent is the root.
+    expect(parse('../src/a.ts', 'src/to-docs')).toMatchObject({ pattern: 'src/a.ts' });
+    expect(parse('../x.md', 'src/to-docs')).toMatchObject({ pattern: 'x.md' });
   });
 });

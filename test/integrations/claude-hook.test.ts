@@ -3,7 +3,7 @@
  * claude-pre-tool-use` in-process, and `alock hooks install --for claude` merging settings.json.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/run-cli.js';
@@ -292,6 +292,44 @@ describe('alock hooks claude-pre-tool-use: Bash writes', () => {
     const r = await hook(payload('Bash', { command: 'echo x > docs/b.md && alock acquire docs/b.md' }));
     expect(decision(r.output)).toBeUndefined();
     expect(r.output?.hookSpecificOutput?.updatedInput?.command).toMatch(/^export AGENT_ID=claude-11112222; /);
+  });
+});
+
+describe('alock hooks claude-pre-tool-use: `..` after a symlinked folder', () => {
+  // src/to-docs is a symlink to docs: `src/to-docs/../a.ts` is the file `a.ts` at the top, not
+  // `src/a.ts`, and an edit or a write there touches what another agent holds.
+  beforeEach(() => {
+    mkdirSync(path.join(sandbox.tree, 'src'), { recursive: true });
+    mkdirSync(path.join(sandbox.tree, 'docs'), { recursive: true });
+    symlinkSync(path.join(sandbox.tree, 'docs'), path.join(sandbox.tree, 'src', 'to-docs'));
+  });
+
+  it('refuses an Edit of a held file named that way', async () => {
+    expect((await sandbox.run('other-agent', ['acquire', 'a.ts'])).code).toBe(0);
+    const r = await hook(
+      payload('Edit', { file_path: `${sandbox.tree}/src/to-docs/../a.ts`, old_string: 'a', new_string: 'b' }),
+    );
+    expect(decision(r.output)).toBe('deny');
+  });
+
+  it('refuses a shell write to it, also after a cd into the link', async () => {
+    expect((await sandbox.run('other-agent', ['acquire', 'a.ts'])).code).toBe(0);
+    for (const command of ['echo x > src/to-docs/../a.ts', 'cd src/to-docs && echo x > ../a.ts']) {
+      const r = await hook(payload('Bash', { command }));
+      expect(decision(r.output), command).toBe('deny');
+    }
+  });
+
+  it('lets an Edit of the free file the spelling seems to name through', async () => {
+    expect((await sandbox.run('other-agent', ['acquire', 'a.ts'])).code).toBe(0);
+    const r = await hook(
+      payload('Edit', {
+        file_path: `${sandbox.tree}/src/to-docs/../src/a.ts`,
+        old_string: 'a',
+        new_string: 'b',
+      }),
+    );
+    expect(decision(r.output)).toBeUndefined();
   });
 });
 
