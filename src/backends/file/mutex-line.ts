@@ -25,19 +25,10 @@
  * waiter whose timer ran out twice in a row removes abandoned files ahead of it, and so do the
  * mutex's sweeps). It is slow on purpose: a wake-up normally comes first. No daemon, no native code: files, fs.watch and timers only.
  */
-import {
-  type FSWatcher,
-  linkSync,
-  lstatSync,
-  lutimesSync,
-  mkdirSync,
-  readdirSync,
-  unlinkSync,
-  watch,
-} from 'node:fs';
+import { type FSWatcher, linkSync, lstatSync, lutimesSync, readdirSync, unlinkSync, watch } from 'node:fs';
 import path from 'node:path';
 import type { Holder } from '../../core/lock.js';
-import { createExclusive, readPrivateOrNull } from './safe-fs.js';
+import { createExclusive, makeStoreFolder, readPrivateOrNull } from './safe-fs.js';
 
 /**
  * `<joined, base 36>.<count, base 36>.<pid>.<nonce>`, both numbers of fixed width so that sorting
@@ -150,12 +141,8 @@ export class MutexLine {
     let draft: string | null = null;
     try {
       // Only the line's own folder: a store folder that is gone (moved or removed while open) is not
-      // made again here, and the mutex says so.
-      try {
-        mkdirSync(this.dir, { mode: 0o700 });
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return false;
-      }
+      // made again here (E_STORE_UNREADABLE).
+      makeStoreFolder(this.dir);
       if (!this.realFolder()) return false;
       const name = waiterName(this.me, this.nonce);
       const file = path.join(this.dir, name);

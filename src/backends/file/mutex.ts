@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { Holder } from '../../core/lock.js';
 import { AgentLockError } from '../../core/errors.js';
 import { FALLBACK_FIRST_MS, FALLBACK_LAST_MS, type LineStats, MutexLine } from './mutex-line.js';
-import { createExclusive, readPrivate, readPrivateOrNull } from './safe-fs.js';
+import { createExclusive, readPrivate, readPrivateOrNull, storeGone } from './safe-fs.js';
 
 interface OwnerInfo {
   pid: number;
@@ -98,7 +98,14 @@ export class FileMutex {
       host: this.me.host,
       nonce: this.nonce,
     };
-    this.ownerIno = createExclusive(this.ownerPath, JSON.stringify(info));
+    try {
+      this.ownerIno = createExclusive(this.ownerPath, JSON.stringify(info));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      // Our own name (pid and nonce), left from before: made anew, so its inode is known.
+      unlinkSync(this.ownerPath);
+      this.ownerIno = createExclusive(this.ownerPath, JSON.stringify(info));
+    }
   }
 
   /**
@@ -108,20 +115,18 @@ export class FileMutex {
   tryLock(inspect = true): boolean {
     try {
       this.ensureOwnerFile();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !this.folderThere())
+        throw storeGone(this.dir);
+      throw error;
+    }
+    try {
       linkSync(this.ownerPath, this.mutexPath);
       return true;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') {
-        if (!this.folderThere()) {
-          throw new AgentLockError(
-            'E_STORE_UNREADABLE',
-            `the store folder ${this.dir} is gone (moved or removed while open)`,
-            {
-              hint: 'run the command again: the store is opened where the tree is now',
-            },
-          );
-        }
+        if (!this.folderThere()) throw storeGone(this.dir);
         // Our owner file was removed (someone cleaned the folder): make a new one.
         this.ownerIno = -1;
         return false;

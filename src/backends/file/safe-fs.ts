@@ -8,12 +8,14 @@ import {
   constants,
   fstatSync,
   lstatSync,
+  mkdirSync,
   openSync,
   readSync,
   renameSync,
   chmodSync,
   writeSync,
 } from 'node:fs';
+import { dirname } from 'node:path';
 import { AgentLockError } from '../../core/errors.js';
 import { makeDirs } from '../../host/make-dirs.js';
 
@@ -52,6 +54,31 @@ export function ensureStoreDir(dir: string): void {
     throw unsafe(dir, 'belongs to another user');
   }
   if ((stat.mode & 0o077) !== 0) chmodSync(dir, 0o700);
+}
+
+/** The store folder is not where this handle opened it: moved or removed while open. */
+export function storeGone(storeDir: string): AgentLockError {
+  return new AgentLockError(
+    'E_STORE_UNREADABLE',
+    `the store folder ${storeDir} is gone (moved or removed while open)`,
+    {
+      hint: 'run the command again: the store is opened where the tree is now',
+    },
+  );
+}
+
+/**
+ * Makes one folder of the store's own (0700), inside a store folder that must still be there: a
+ * store moved away is not made again at its old place (E_STORE_UNREADABLE).
+ */
+export function makeStoreFolder(dir: string): void {
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw storeGone(dirname(dir));
+    if (code !== 'EEXIST') throw error;
+  }
 }
 
 function openNoFollow(path: string, flags: number, mode = 0o600): number {

@@ -16,10 +16,9 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { AgentLockError } from '../../core/errors.js';
-import { makeDirs } from '../../host/make-dirs.js';
 import type { WatchListener } from '../backend.js';
 import { coalesced, stopper, tell, waiterTag } from '../shared/listeners.js';
-import { openAppend, readPrivateOrNull, writeAll } from './safe-fs.js';
+import { makeStoreFolder, openAppend, readPrivateOrNull, writeAll } from './safe-fs.js';
 import { watchWithPoll, statStamp } from './watch.js';
 
 /** Wake files of this process's handles: removed on the way out. */
@@ -119,7 +118,7 @@ export class WakeFiles {
 
   /** Makes the wake folder; a symlink in its place is refused (the waiter then relies on its poll). */
   private ensureWakeDir(): void {
-    makeDirs(this.wakeDir, 0o700);
+    makeStoreFolder(this.wakeDir);
     if (lstatSync(this.wakeDir).isSymbolicLink()) {
       throw new AgentLockError('E_STORE_UNSAFE', `${this.wakeDir} is a symlink, not a folder`, {
         hint: 'remove it; the store makes a real one',

@@ -589,6 +589,11 @@ describe('file store: a store folder moved away while a handle has it open', () 
       message: expect.stringContaining(`the store folder ${s.store} is gone`),
     });
     await expect(locks.acquire('@y')).rejects.toMatchObject({ code: 'E_STORE_UNREADABLE' });
+    // A waiting acquire first listens for its wake-ups: that makes no folder there either.
+    await expect(locks.acquire('@y', { wait: 0.3 })).rejects.toMatchObject({
+      code: 'E_STORE_UNREADABLE',
+      message: expect.stringContaining('is gone'),
+    });
     expect(existsSync(s.store)).toBe(false);
     // Where it went, it is whole: a handle opened there sees the lock.
     const there = await s.open('b', {}, `${s.store}-moved`);
