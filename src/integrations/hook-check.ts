@@ -197,9 +197,13 @@ export async function checkFiles(
 ): Promise<HookDecision> {
   let allowed: HookDecision | null = null;
   for (const raw of files) {
-    // `dir/link/../x` names the file beside the link's target, as the tool will write it.
-    const file = resolveAsFileSystem(base, raw, (absolute) => fsProbe.realpath(absolute));
-    const decision = await checkFile(cli, file, agent, base);
+    // `dir/link/../x` is the file beside the link's target where the tool hands the path to the
+    // file system as it is, but `dir/x` where the tool tidies it first: both are checked.
+    const physical = resolveAsFileSystem(base, raw, (absolute) => fsProbe.realpath(absolute));
+    const lexical = path.resolve(base, raw);
+    let decision = await checkFile(cli, physical, agent, base);
+    if (decision.kind !== 'deny' && lexical !== physical)
+      decision = await checkFile(cli, lexical, agent, base);
     if (decision.kind === 'deny') return decision;
     allowed ??= decision;
   }

@@ -266,7 +266,9 @@ function followCd(name: string | null, args: (string | null)[], state: State): v
   // `cd` with no argument, `cd -` or `cd $X`: where it goes is unknown; later relative paths would
   // be guesses, so they are resolved where the command started.
   if (dir === undefined || dir === null || dir === '-') return;
-  state.cwd = joinPath(state.cwd, dir.replace(/^~(?=\/|$)/, process.env.HOME ?? '~'));
+  // `cd` is logical in bash and zsh (`cd -L`): `cd link && cd ..` is back where it started, so the
+  // folder is tidied as text here; what runs in it reads its own `..` from the folder it is in.
+  state.cwd = path.resolve(state.cwd, dir.replace(/^~(?=\/|$)/, process.env.HOME ?? '~'));
 }
 
 async function simpleCommand(node: Node, state: State, ctx: Context): Promise<string[]> {

@@ -370,8 +370,9 @@ describe('parseScope: `..` after a symlink', () => {
     expect(error.code).toBe('E_SCOPE_OUTSIDE_TREE');
   });
 
-  it('reads `..` from a folder typed in through a symlink as `cd` would', () => {
-    // The folder typed in is src/to-docs, which is docs: its parent is the root.
+  it('reads `..` from a folder given through a symlink (`--dir src/to-docs`) from its target', () => {
+    // src/to-docs is docs, whose parent is the root: as from a shell that did `cd src/to-docs`,
+    // whose process then runs in docs itself.
     expect(parse('../src/a.ts', 'src/to-docs')).toMatchObject({ pattern: 'src/a.ts' });
     expect(parse('../x.md', 'src/to-docs')).toMatchObject({ pattern: 'x.md' });
   });

@@ -320,16 +320,20 @@ describe('alock hooks claude-pre-tool-use: `..` after a symlinked folder', () =>
     }
   });
 
-  it('lets an Edit of the free file the spelling seems to name through', async () => {
-    expect((await sandbox.run('other-agent', ['acquire', 'a.ts'])).code).toBe(0);
+  it('refuses an Edit whose path, tidied as text, names a held file (a tool may tidy it first)', async () => {
+    expect((await sandbox.run('other-agent', ['acquire', 'src/a.ts'])).code).toBe(0);
     const r = await hook(
-      payload('Edit', {
-        file_path: `${sandbox.tree}/src/to-docs/../src/a.ts`,
-        old_string: 'a',
-        new_string: 'b',
-      }),
+      payload('Edit', { file_path: `${sandbox.tree}/src/to-docs/../a.ts`, old_string: 'a', new_string: 'b' }),
     );
-    expect(decision(r.output)).toBeUndefined();
+    expect(decision(r.output)).toBe('deny');
+  });
+
+  it('follows a logical cd: `cd link && cd ..` is back where it started', async () => {
+    expect((await sandbox.run('other-agent', ['acquire', 'src/a.ts'])).code).toBe(0);
+    for (const command of ['cd src/to-docs && cd .. && echo x > a.ts', 'cd src/to-docs; cd ..; touch a.ts']) {
+      const r = await hook(payload('Bash', { command }));
+      expect(decision(r.output), command).toBe('deny');
+    }
   });
 });
 

@@ -96,6 +96,11 @@ const CASES: [string, string[]][] = [
   ['(cd src && rm a.ts); rm b.ts', r('src/a.ts', 'b.ts')],
   ['cd "src dir" || exit 1; rm x', r('src dir/x')],
   ['cd /tmp && rm a.ts', r('/tmp/a.ts')],
+  // `cd` is logical (its `..` undoes the step as text); a `..` in what a command writes is kept for
+  // the hook, which reads it as the file system will (past a symlinked folder, out of its target).
+  ['cd src/link && cd .. && echo x > a.ts', r('src/a.ts')],
+  ['cd src/link && echo x > ../a.ts', r('src/link/../a.ts')],
+  ['echo x > ./src//a.ts', r('src/a.ts')],
   ['for f in a b; do echo $f >> list.txt; done', r('list.txt')],
   ['for f in a b; do rm $f.ts; done', r()],
   ['if true; then echo x > y.ts; fi', r('y.ts')],
