@@ -119,10 +119,12 @@ describe('glob against glob overlap', () => {
       }),
       { numRuns: 10_000, seed },
     );
-    // The generator is worth its runs only if it meets both answers, and mostly exactly.
-    expect(overlapping).toBeGreaterThan(1000);
-    expect(10_000 - overlapping - inexact).toBeGreaterThan(1000);
-    expect(inexact).toBeLessThan(2000);
+    // The generator is worth its runs only if it meets both answers, and mostly exactly. The seed is
+    // new each run and the counts move with it (inexact: 816 to 1,650 over 12 seeds, once 2,023 in
+    // CI), so the bounds sit far from them: they catch a generator gone wrong, not a bad draw.
+    expect(overlapping, `GLOB_SEED=${seed}`).toBeGreaterThan(1000);
+    expect(10_000 - overlapping - inexact, `GLOB_SEED=${seed}`).toBeGreaterThan(1000);
+    expect(inexact, `GLOB_SEED=${seed}`).toBeLessThan(3000);
   });
 });
 
