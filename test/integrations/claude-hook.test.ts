@@ -304,8 +304,9 @@ describe('alock hooks claude-pre-tool-use: `..` after a symlinked folder', () =>
     symlinkSync(path.join(sandbox.tree, 'docs'), path.join(sandbox.tree, 'src', 'to-docs'));
   });
 
-  it('refuses an Edit of a held file named that way', async () => {
-    expect((await sandbox.run('other-agent', ['acquire', 'a.ts'])).code).toBe(0);
+  // Held as the file system reads the path, or as text (a tool may tidy a path before writing it).
+  it.each(['a.ts', 'src/a.ts'])('refuses an Edit of src/to-docs/../a.ts while %s is held', async (held) => {
+    expect((await sandbox.run('other-agent', ['acquire', held])).code).toBe(0);
     const r = await hook(
       payload('Edit', { file_path: `${sandbox.tree}/src/to-docs/../a.ts`, old_string: 'a', new_string: 'b' }),
     );
@@ -318,14 +319,6 @@ describe('alock hooks claude-pre-tool-use: `..` after a symlinked folder', () =>
       const r = await hook(payload('Bash', { command }));
       expect(decision(r.output), command).toBe('deny');
     }
-  });
-
-  it('refuses an Edit whose path, tidied as text, names a held file (a tool may tidy it first)', async () => {
-    expect((await sandbox.run('other-agent', ['acquire', 'src/a.ts'])).code).toBe(0);
-    const r = await hook(
-      payload('Edit', { file_path: `${sandbox.tree}/src/to-docs/../a.ts`, old_string: 'a', new_string: 'b' }),
-    );
-    expect(decision(r.output)).toBe('deny');
   });
 
   it('follows a logical cd: `cd link && cd ..` is back where it started', async () => {
