@@ -105,9 +105,13 @@ export function parseScope(input: string, ctx: ScopeContext): Scope {
     });
   }
   const realpath = (absolute: string) => ctx.probe.realpath(absolute, ctx.root);
-  const real = realpath(resolveAsFileSystem(ctx.cwd, fixedRaw.join('/') || '.', realpath));
+  const resolved = resolveAsFileSystem(ctx.cwd, fixedRaw.join('/') || '.', realpath);
+  const real = realpath(resolved);
   if (real !== ctx.root && !real.startsWith(ctx.root.endsWith('/') ? ctx.root : `${ctx.root}/`)) {
-    throw new AgentLockError('E_SCOPE_OUTSIDE_TREE', `${input} is outside the tree ${ctx.root}`, {
+    // Spelled inside, it leaves through a symlink: say where to, or the refusal looks wrong.
+    const spelled = path.resolve(ctx.cwd, fixedRaw.join('/') || '.');
+    const via = real === spelled ? '' : ` (a symlink on the way leads to ${real})`;
+    throw new AgentLockError('E_SCOPE_OUTSIDE_TREE', `${input} is outside the tree ${ctx.root}${via}`, {
       hint: 'claim a path inside the tree, or pass --dir',
     });
   }

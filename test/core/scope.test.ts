@@ -162,8 +162,8 @@ describe('parseScope: refusals', () => {
     },
   );
 
-  // [why, input, folder typed in]
-  const outside: [string, string, string][] = [
+  // [why, input, folder typed in, where a symlink on the way leads (below the temporary folder)]
+  const outside: [string, string, string, string?][] = [
     ['the parent of the root', '..', ''],
     ['a path above the root', '../x.ts', ''],
     ['a path above the root from a subfolder', '../../x.ts', 'src'],
@@ -172,19 +172,20 @@ describe('parseScope: refusals', () => {
     ['the sibling-prefix trap, as a folder', '../repo-other', ''],
     ['the sibling-prefix trap, as a glob', '../repo-other/**', ''],
     ['a glob whose fixed part is above the root', '../*.ts', ''],
-    ['a symlink pointing out', 'out-link', ''],
-    ['a file below a symlink pointing out', 'out-link/x.ts', ''],
-    ['a glob below a symlink pointing out', 'out-link/**', ''],
-    ['a dangling symlink pointing out', 'dangling-out', ''],
-    ['a path below a dangling symlink pointing out', 'dangling-out/x.ts', ''],
-    ['a symlink to the sibling folder', 'sib-link/a.ts', ''],
+    ['a symlink pointing out', 'out-link', '', 'outside'],
+    ['a file below a symlink pointing out', 'out-link/x.ts', '', 'outside/x.ts'],
+    ['a glob below a symlink pointing out', 'out-link/**', '', 'outside'],
+    ['a dangling symlink pointing out', 'dangling-out', '', 'outside/nowhere'],
+    ['a path below a dangling symlink pointing out', 'dangling-out/x.ts', '', 'outside/nowhere/x.ts'],
+    ['a symlink to the sibling folder', 'sib-link/a.ts', '', 'repo-other/a.ts'],
     ['the parent through a subfolder', 'src/../..', ''],
   ];
 
-  it.each(outside)('refuses %s (%j)', (_why, input, sub) => {
+  it.each(outside)('refuses %s (%j)', (_why, input, sub, leadsTo) => {
     const error = parseError(input, sub);
     expect(error.code).toBe('E_SCOPE_OUTSIDE_TREE');
-    expect(error.message).toBe(`${input} is outside the tree ${root}`);
+    const via = leadsTo === undefined ? '' : ` (a symlink on the way leads to ${path.join(tmp, leadsTo)})`;
+    expect(error.message).toBe(`${input} is outside the tree ${root}${via}`);
   });
 
   it('refuses the sibling folder given as an absolute path', () => {
@@ -365,9 +366,12 @@ describe('parseScope: `..` after a symlink', () => {
     expect(parse('src/to-docs/../src/*.ts')).toMatchObject({ pattern: 'src/*.ts' });
   });
 
-  it('refuses a path that leaves the tree that way', () => {
+  it('refuses a path that leaves the tree that way, saying where it leads', () => {
     const error = parseError('src/esc/../x.ts');
     expect(error.code).toBe('E_SCOPE_OUTSIDE_TREE');
+    expect(error.message).toBe(
+      `src/esc/../x.ts is outside the tree ${root} (a symlink on the way leads to ${path.join(tmp, 'outside/x.ts')})`,
+    );
   });
 
   it('reads `..` from a folder given through a symlink (`--dir src/to-docs`) from its target', () => {
