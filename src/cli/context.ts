@@ -84,6 +84,9 @@ export class Cli implements CliContext {
     }
     const env = this.io.env;
     const identity = this.identity();
+    // `--dir ''` (an unset variable in a script) is no folder: never quietly the current one.
+    if (g.dir !== undefined && g.dir.trim() === '')
+      throw new AgentLockError('E_USAGE', '--dir is empty', { hint: 'pass a folder inside the tree' });
     const dir = path.resolve(this.io.cwd, g.dir ?? '.');
     if (g.dir !== undefined && !isDirectory(dir)) {
       throw new AgentLockError('E_USAGE', `--dir ${g.dir} is not an existing folder`, {

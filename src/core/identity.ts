@@ -70,7 +70,18 @@ export function isPassThrough(name: string): boolean {
 
 const ID_PATTERN = /^[^\s\p{C}]{1,200}$/u;
 
+/**
+ * Ids no agent may take: `<unknown>` is what an unreadable record is shown as (a healthy lock under
+ * it would be advised for repair), and `none` is how AGENT_PARENT_ID says "no parent".
+ */
+const RESERVED_IDS = new Set(['<unknown>', 'none']);
+
 export function validateAgentId(value: string, variable: string): string {
+  if (RESERVED_IDS.has(value.toLowerCase())) {
+    throw new AgentLockError('E_ENV_INVALID', `${variable} ${JSON.stringify(value)} is reserved`, {
+      hint: `set ${variable} to a short name such as claude-1, or unset it`,
+    });
+  }
   if (!ID_PATTERN.test(value)) {
     throw new AgentLockError(
       'E_ENV_INVALID',
@@ -191,9 +202,10 @@ export function resolveIdentity(env: Env, chain: readonly ProcessFacts[], host: 
     parentSource = 'without AGENT_ID';
   }
   if (parentAgentId === agentId) {
-    warnings.push(`the parent id equals the agent id (${agentId}); parent rules do not apply`);
-    parentAgentId = null;
-    parentSource = 'none';
+    // An agent cannot be its own parent: a typo that would silently drop every family rule.
+    throw new AgentLockError('E_ENV_INVALID', `AGENT_PARENT_ID equals AGENT_ID (${agentId})`, {
+      hint: 'set AGENT_PARENT_ID to the parent agent, or to none',
+    });
   }
   if (!explicit && session) {
     warnings.push(
