@@ -60,7 +60,62 @@ const LAUNCHERS = new Set([
   'nice',
   'sudo',
   'doas',
+  // Wrappers that wait for the command they start and exit with it: `/usr/bin/time alock acquire x`
+  // made `time` the holder, and the lock vanished as soon as alock returned.
+  'time',
+  'nohup',
+  'stdbuf',
+  'ionice',
+  'chrt',
+  'taskset',
 ]);
+
+/**
+ * Processes that outlive the commands they run: an agent harness, a terminal, a multiplexer, an
+ * editor or an ssh session. A lock held by any other process (make, a script, a test runner) ends
+ * when that process does, often right after the acquire: the answer then names it.
+ */
+const LONG_LIVED = new Set([
+  'claude',
+  'codex',
+  'gemini',
+  'cursor',
+  'cursor-agent',
+  'opencode',
+  'copilot',
+  'cline',
+  'aider',
+  'goose',
+  'amp',
+  'code',
+  'code-server',
+  'tmux',
+  'tmux: server',
+  'screen',
+  'zellij',
+  'sshd',
+  'login',
+  'su',
+  'systemd',
+  'init',
+  'gnome-terminal-server',
+  'konsole',
+  'xterm',
+  'alacritty',
+  'kitty',
+  'wezterm-gui',
+  'iterm2',
+  'terminal',
+  'emacs',
+  'vim',
+  'nvim',
+]);
+
+/** Whether a holder process is one that outlives the commands it starts (see LONG_LIVED). */
+export function isLongLived(name: string): boolean {
+  const base = name.replace(/^-/, '').toLowerCase();
+  return LONG_LIVED.has(base) || isPassThrough(base);
+}
 
 /** A shell or a short-lived launcher never holds a lock: the process above it does. */
 export function isPassThrough(name: string): boolean {

@@ -20,6 +20,7 @@ import {
 import { answerOf } from '../answers/outcome.js';
 import type { Outcome } from '../core/decide.js';
 import { AgentLockError } from '../core/errors.js';
+import { withEnforceAsRoot } from '../host/freeze.js';
 import type { Locks } from '../locks.js';
 import { type Agents, asAgentLockError } from './agents.js';
 
@@ -99,7 +100,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
     },
     (args, extra) =>
       answer(agents, 'acquire', args.agent_id, async (locks) => {
-        const outcome = await locks.acquire(args.scopes, {
+        const taken = await locks.acquire(args.scopes, {
           ...(args.wait !== undefined ? { wait: args.wait } : {}),
           // A client that cancels the call (or times out, or goes away) stops the wait: its place
           // in line goes, and a grant that raced the cancel is given back. Nobody would get its token.
@@ -110,6 +111,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
           enforce: args.enforce === true,
           force: args.force === true,
         });
+        const outcome = withEnforceAsRoot(taken, args.enforce === true);
         return { outcome, message: acquireMessage(outcome, args.scopes.join(' '), args.wait ?? 0) };
       }),
   );
