@@ -60,7 +60,62 @@ const LAUNCHERS = new Set([
   'nice',
   'sudo',
   'doas',
+  // Wrappers that wait for the command they start and exit with it: `/usr/bin/time alock acquire x`
+  // made `time` the holder, and the lock vanished as soon as alock returned.
+  'time',
+  'nohup',
+  'stdbuf',
+  'ionice',
+  'chrt',
+  'taskset',
 ]);
+
+/**
+ * Processes that outlive the commands they run: an agent harness, a terminal, a multiplexer, an
+ * editor or an ssh session. A lock held by any other process (make, a script, a test runner) ends
+ * when that process does, often right after the acquire: the answer then names it.
+ */
+const LONG_LIVED = new Set([
+  'claude',
+  'codex',
+  'gemini',
+  'cursor',
+  'cursor-agent',
+  'opencode',
+  'copilot',
+  'cline',
+  'aider',
+  'goose',
+  'amp',
+  'code',
+  'code-server',
+  'tmux',
+  'tmux: server',
+  'screen',
+  'zellij',
+  'sshd',
+  'login',
+  'su',
+  'systemd',
+  'init',
+  'gnome-terminal-server',
+  'konsole',
+  'xterm',
+  'alacritty',
+  'kitty',
+  'wezterm-gui',
+  'iterm2',
+  'terminal',
+  'emacs',
+  'vim',
+  'nvim',
+]);
+
+/** Whether a holder process is one that outlives the commands it starts (see LONG_LIVED). */
+export function isLongLived(name: string): boolean {
+  const base = name.replace(/^-/, '').toLowerCase();
+  return LONG_LIVED.has(base) || isPassThrough(base);
+}
 
 /** A shell or a short-lived launcher never holds a lock: the process above it does. */
 export function isPassThrough(name: string): boolean {
@@ -70,7 +125,18 @@ export function isPassThrough(name: string): boolean {
 
 const ID_PATTERN = /^[^\s\p{C}]{1,200}$/u;
 
+/**
+ * Ids no agent may take: `<unknown>` is what an unreadable record is shown as (a healthy lock under
+ * it would be advised for repair), and `none` is how AGENT_PARENT_ID says "no parent".
+ */
+const RESERVED_IDS = new Set(['<unknown>', 'none']);
+
 export function validateAgentId(value: string, variable: string): string {
+  if (RESERVED_IDS.has(value.toLowerCase())) {
+    throw new AgentLockError('E_ENV_INVALID', `${variable} ${JSON.stringify(value)} is reserved`, {
+      hint: `set ${variable} to a short name such as claude-1, or unset it`,
+    });
+  }
   if (!ID_PATTERN.test(value)) {
     throw new AgentLockError(
       'E_ENV_INVALID',
@@ -191,9 +257,10 @@ export function resolveIdentity(env: Env, chain: readonly ProcessFacts[], host: 
     parentSource = 'without AGENT_ID';
   }
   if (parentAgentId === agentId) {
-    warnings.push(`the parent id equals the agent id (${agentId}); parent rules do not apply`);
-    parentAgentId = null;
-    parentSource = 'none';
+    // An agent cannot be its own parent: a typo that would silently drop every family rule.
+    throw new AgentLockError('E_ENV_INVALID', `AGENT_PARENT_ID equals AGENT_ID (${agentId})`, {
+      hint: 'set AGENT_PARENT_ID to the parent agent, or to none',
+    });
   }
   if (!explicit && session) {
     warnings.push(

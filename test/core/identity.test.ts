@@ -157,10 +157,24 @@ describe('resolveIdentity: parent id', () => {
     expect(resolveIdentity({}, CHAIN, HOST).parentAgentId).toBeNull();
   });
 
-  it('a parent equal to the agent id is dropped, with a warning', () => {
-    const id = resolveIdentity({ AGENT_ID: 'same', AGENT_PARENT_ID: 'same' }, CHAIN, HOST);
-    expect(id.parentAgentId).toBeNull();
-    expect(id.warnings.join(' ')).toContain('same');
+  it('refuses a parent equal to the agent id: it would silently drop every family rule', () => {
+    const error = captureError(() =>
+      resolveIdentity({ AGENT_ID: 'same', AGENT_PARENT_ID: 'same' }, CHAIN, HOST),
+    );
+    expect(error.code).toBe('E_ENV_INVALID');
+    expect(error.message).toBe('AGENT_PARENT_ID equals AGENT_ID (same)');
+  });
+
+  it('refuses the reserved ids <unknown> (an unreadable record) and none', () => {
+    for (const env of [
+      { AGENT_ID: '<unknown>' },
+      { AGENT_ID: 'None' },
+      { AGENT_ID: 'a', AGENT_PARENT_ID: '<unknown>' },
+    ]) {
+      const error = captureError(() => resolveIdentity(env, CHAIN, HOST));
+      expect(error.code).toBe('E_ENV_INVALID');
+      expect(error.message).toMatch(/is reserved$/);
+    }
   });
 
   it('refuses an AGENT_PARENT_ID with whitespace, naming the variable', () => {
