@@ -12,8 +12,11 @@ import path from 'node:path';
 import { isGlob, scopeFromPattern, scopesOverlap } from '../core/scope.js';
 import { ansiC } from './shell-reader.js';
 
-/** Programs that write a folder's files without naming them: the grammar must read the command. */
-const WHOLE_FOLDER = /(^|[^A-Za-z0-9_.-])(git|tar|gtar|bsdtar|unzip|find|xargs|patch)([^A-Za-z0-9_.-]|$)/;
+/**
+ * Programs that write a folder's files without naming them, and `ln`, whose link is read from the
+ * link's own folder: the grammar must read the command.
+ */
+const WHOLE_FOLDER = /(^|[^A-Za-z0-9_.-])(git|tar|gtar|bsdtar|unzip|find|xargs|patch|ln)([^A-Za-z0-9_.-]|$)/;
 
 /** Places no lock can be in (devices, the kernel's files, system programs). */
 const NOWHERE = /^\/(dev|proc|sys|usr\/bin|usr\/sbin|bin|sbin)(\/|$)/;
@@ -32,7 +35,8 @@ export type Reach =
   | { readonly kind: 'none' }
   | { readonly kind: 'held'; readonly scope: string; readonly word: string }
   | { readonly kind: 'outside'; readonly word: string }
-  | { readonly kind: 'whole-folder'; readonly word: string };
+  /** A whole-folder writer, or a `..` read from a folder a `cd` may have moved to. */
+  | { readonly kind: 'unsure'; readonly word: string };
 
 /** Does the path `rel` (relative to the tree root; a folder stands for what is below it) meet `scope`? */
 export function pathMeetsScope(rel: string, scope: string, isDirectory: () => boolean): boolean {
@@ -71,9 +75,11 @@ export function wordsReach(
     .replace(/\\\n/g, '')
     .replace(/["'\\]/g, '');
   const program = WHOLE_FOLDER.exec(plain);
-  if (program !== null) return { kind: 'whole-folder', word: program[2]! };
+  if (program !== null) return { kind: 'unsure', word: program[2]! };
   for (const token of plain.split(/[\s;&|()<>`,=:{}[\]]+/)) {
     if (token === '' || token.includes('$') || token.startsWith('//')) continue;
+    // After a `cd`, `..` is read from a folder no word here names.
+    if (held.length > 0 && /(^|\/)\.\.(\/|$)/.test(token)) return { kind: 'unsure', word: token };
     const word = facts.home !== undefined && /^~(\/|$)/.test(token) ? facts.home + token.slice(1) : token;
     const lexical = path.resolve(cwd, word);
     let physical = lexical;
