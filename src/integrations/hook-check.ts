@@ -324,7 +324,7 @@ function hookWait(env: Env): number | { invalid: string } {
   return /^\d+(\.\d+)?$/.test(value) && seconds <= MAX_HOOK_WAIT ? seconds : { invalid: value };
 }
 
-function unparsedSetting(env: Env): OnError | { invalid: string } {
+export function unparsedSetting(env: Env): OnError | { invalid: string } {
   const value = nonEmpty(env.AGENT_LOCK_HOOK_SHELL_UNPARSED);
   if (value === undefined) return 'allow';
   if (value === 'allow' || value === 'deny') return value;
