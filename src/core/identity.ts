@@ -17,6 +17,7 @@ export type IdSource =
   | 'CLAUDE_SESSION_ID'
   | 'CODEX_THREAD_ID'
   | 'GEMINI_SESSION_ID'
+  | 'COPILOT_AGENT_SESSION_ID'
   | 'process'
   | 'option';
 export type ParentSource = 'AGENT_PARENT_ID' | 'without AGENT_ID' | 'none' | 'option';
@@ -170,26 +171,26 @@ export function holderProcess(chain: readonly ProcessFacts[]): ProcessFacts {
 type Env = Readonly<Record<string, string | undefined>>;
 
 /**
- * `<prefix>-<first 8 characters of a session id>`, the id alock and the Claude Code hook both derive
- * from an agent session, or null when that is no valid id (`codex-x y`): it must be as valid as an
- * AGENT_ID would have to be. Characters, not UTF-16 units: an emoji is never cut in half.
+ * `<prefix>-<8 characters>` for a session id, the id alock and every harness hook derive from an
+ * agent session, or null when that is no valid id (`codex-x y`): it must be as valid as an AGENT_ID
+ * would have to be.
+ *
+ * A random UUID (version 4: Claude Code, Gemini CLI, Cursor, Copilot) keeps its first 8 hex digits:
+ * readable in `alock list`, and as unlikely to be shared as a hash. Every other id is named by 8 hex
+ * of a sha256 of the whole id, because many are time-ordered and share their first characters
+ * across sessions started near each other: Codex's UUIDv7 thread ids (~65 s), OpenCode's `ses_` +
+ * time (~15 min), Cline's millisecond task ids. Two sessions must never become one agent.
  */
 export function sessionAgentId(prefix: string, sessionId: string): string | null {
-  // A time-ordered UUID (v7, Codex's thread ids) starts with its millisecond timestamp: two sessions
-  // started within about 65 s shared `codex-0199a1b2` and never blocked each other. Those are named
-  // by a hash of the whole id instead, which keeps the form <prefix>-<8 characters>.
-  const head = TIME_UUID.test(sessionId) ? hashed(sessionId) : Array.from(sessionId).slice(0, 8).join('');
+  if (/[\s\p{C}]/u.test(sessionId)) return null;
+  const head = RANDOM_UUID.test(sessionId)
+    ? sessionId.slice(0, 8).toLowerCase()
+    : createHash('sha256').update(sessionId).digest('hex').slice(0, 8);
   const id = `${prefix}-${head}`;
   return ID_PATTERN.test(id) ? id : null;
 }
 
-const TIME_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
-
-function hashed(sessionId: string): string {
-  return /[\s\p{C}]/u.test(sessionId)
-    ? sessionId
-    : createHash('sha256').update(sessionId).digest('hex').slice(0, 8);
-}
+const RANDOM_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function sessionId(env: Env): { id: string; source: IdSource } | null {
   const nonEmpty = (k: string) => {
@@ -218,6 +219,10 @@ function sessionId(env: Env): { id: string; source: IdSource } | null {
   // Gemini CLI sets it for the commands it runs; its hooks name the same session (session_id).
   const gemini = nonEmpty('GEMINI_SESSION_ID');
   if (gemini) return derived('gemini', 'GEMINI_SESSION_ID', gemini);
+  // GitHub Copilot CLI exports it to the shell commands and MCP servers it starts (1.0.x); its hook
+  // payload names the same session (sessionId).
+  const copilot = nonEmpty('COPILOT_AGENT_SESSION_ID');
+  if (copilot) return derived('copilot', 'COPILOT_AGENT_SESSION_ID', copilot);
   return null;
 }
 

@@ -327,7 +327,7 @@ function hookWait(env: Env): number | { invalid: string } {
 
 type UnparsedPolicy = OnError | 'unset';
 
-function unparsedSetting(env: Env): UnparsedPolicy | { invalid: string } {
+export function unparsedSetting(env: Env): UnparsedPolicy | { invalid: string } {
   const value = nonEmpty(env.AGENT_LOCK_HOOK_SHELL_UNPARSED);
   if (value === undefined) return 'unset';
   if (value === 'allow' || value === 'deny') return value;

@@ -15,6 +15,7 @@ import { harnessOfAction, harnessPreToolUse } from './harness-hooks.js';
 export { isDirectHook, runDirectHook } from './hook-direct.js';
 import {
   applyHooks,
+  HARNESS_NEEDS,
   harnessesFor,
   hookCommand,
   indentOf,
@@ -24,7 +25,7 @@ import {
 } from './harness-install.js';
 
 /** Ours, whichever way it was spelled (alock, agent-lock, npx, a node_modules/.bin path). */
-const OUR_HOOK = /(^|[\s/"'])(alock|agent-lock)["']?\s+hooks\s+claude-pre-tool-use(\s|$)/;
+const OUR_HOOK = /(^|[\s/"'])(alock|agent-lock)(\.js)?["']?\s+hooks\s+claude-pre-tool-use(\s|$)/;
 
 function treeRoot(cli: CliContext): string {
   const start = path.resolve(cli.io.cwd, cli.globals().dir ?? '.');
@@ -38,14 +39,13 @@ function treeRoot(cli: CliContext): string {
   }
 }
 
-function hasOurHook(entries: unknown[]): boolean {
-  return entries.some(
-    (entry) =>
-      isObject(entry) &&
-      Array.isArray(entry.hooks) &&
-      entry.hooks.some(
-        (hook) => isObject(hook) && typeof hook.command === 'string' && OUR_HOOK.test(hook.command),
-      ),
+function isOurEntry(entry: unknown): boolean {
+  return (
+    isObject(entry) &&
+    Array.isArray(entry.hooks) &&
+    entry.hooks.some(
+      (hook) => isObject(hook) && typeof hook.command === 'string' && OUR_HOOK.test(hook.command),
+    )
   );
 }
 
@@ -61,7 +61,9 @@ function installClaude(cli: CliContext): Answer {
   if (!Array.isArray(pre)) throw malformed(shown, '"hooks.PreToolUse" is not a list', 'Claude Code');
   const command = hookCommand(root, cli.name);
   const extra = { hooks: { settings: shown, command, matcher: HOOKED_TOOLS.join('|') } };
-  if (hasOurHook(pre)) {
+  const entry = { matcher: HOOKED_TOOLS.join('|'), hooks: [{ type: 'command', command }] };
+  const ours = pre.filter(isOurEntry);
+  if (ours.length === 1 && JSON.stringify(ours[0]) === JSON.stringify(entry)) {
     return {
       command: 'hooks',
       status: 'unchanged',
@@ -73,8 +75,11 @@ function installClaude(cli: CliContext): Answer {
       extra,
     };
   }
-  const entry = { matcher: HOOKED_TOOLS.join('|'), hooks: [{ type: 'command', command }] };
-  const next = { ...settings, hooks: { ...hooks, PreToolUse: [...pre, entry] } };
+  // An older entry of ours (another command, other tools) is replaced where it stands.
+  const at = pre.findIndex(isOurEntry);
+  const list =
+    at < 0 ? [...pre, entry] : pre.flatMap((e, i) => (i === at ? [entry] : isOurEntry(e) ? [] : [e]));
+  const next = { ...settings, hooks: { ...hooks, PreToolUse: list } };
   const body = `${JSON.stringify(next, null, text === null ? 2 : indentOf(text))}\n`;
   writeAtomically(file, body, lstatSafe(file)?.mode);
   return {
@@ -88,7 +93,7 @@ function installClaude(cli: CliContext): Answer {
       `INSTALLED PreToolUse hook in ${shown}`,
       `  ${HOOKED_TOOLS.join(', ')} -> ${command}`,
       '  edits of files other agents hold are refused; each sub-agent runs shell commands with its own AGENT_ID',
-      'next: restart Claude Code (or review it in /hooks) so the hook is loaded',
+      ...HARNESS_NEEDS.claude,
     ],
     extra,
   };

@@ -666,7 +666,10 @@ describe('whoami, version, contract, completion, init', () => {
   });
 
   it('whoami warns when sub-agents of one session would share an id', async () => {
-    const r = await box.run('', ['whoami'], { AGENT_ID: undefined, CLAUDE_CODE_SESSION_ID: 'abcdef1234567' });
+    const r = await box.run('', ['whoami'], {
+      AGENT_ID: undefined,
+      CLAUDE_CODE_SESSION_ID: 'abcdef12-3456-4789-8abc-def012345678',
+    });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('AGENT claude-abcdef12 (from CLAUDE_CODE_SESSION_ID)');
     expect(r.stdout).toMatch(/^WARNING .*AGENT_ID/m);
