@@ -99,6 +99,15 @@ export function harnessSuite(def: HarnessDef): void {
     async function session(name: string, steps: (tools: readonly string[], wire: Wire) => ToolCall[]) {
       server.reset({ steps, final: 'Done.' });
       const run = await runHarness(binary, def.args(sb, `Case ${name}: do the one step asked.`), sb, env);
+      if (process.env.AGENT_LOCK_E2E_DEBUG) {
+        const lines = server.requests.map(
+          (r) =>
+            `  ${r.method} ${r.url} -> ${typeof r.answered === 'string' ? r.answered : JSON.stringify(r.answered)}`,
+        );
+        console.log(
+          `${def.id} ${name}: ${run.ms} ms, ${server.requests.length} requests\n${lines.join('\n')}`,
+        );
+      }
       return run;
     }
 
@@ -167,7 +176,9 @@ export function harnessSuite(def: HarnessDef): void {
           // Written to the store by the harness's agent (the lock itself is reaped once the harness
           // process, its holder, has exited).
           const log = alock(sb, ['log']);
-          expect(log, describeRun(run)).toMatch(new RegExp(`ACQUIRED src/c\\.ts ${def.id}-`));
+          const holder = /ACQUIRED src\/c\.ts (\S+)/.exec(log)?.[1];
+          expect(holder, `${log}\n${describeRun(run)}`).toBeDefined();
+          expect(holder).not.toBe(heldBy);
         },
       ],
     ];
