@@ -95,6 +95,9 @@ exit 0
 `,
   );
   chmodSync(path.join(bin, 'e2e-record'), 0o755);
+  // Login shells (Codex runs `bash -lc`) reset PATH from /etc/profile; a user's profile puts it back.
+  writeFileSync(path.join(home, '.bash_profile'), `export PATH=${JSON.stringify(bin)}:"$PATH"\n`);
+  writeFileSync(path.join(home, '.profile'), `export PATH=${JSON.stringify(bin)}:"$PATH"\n`);
   return { base, repo, home, bin, payloads, env: baseEnv(home, bin, payloads) };
 }
 

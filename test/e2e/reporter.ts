@@ -37,9 +37,14 @@ export default class E2eReporter implements Reporter {
 
   onTestRunEnd(modules: ReadonlyArray<TestModule>, unhandled: ReadonlyArray<unknown>): void {
     for (const m of modules) {
-      for (const error of m.errors()) {
+      // A failed beforeAll leaves its cases skipped: the suite's own error is a failure.
+      const errors = [
+        ...m.errors().map((e) => [m.moduleId, e] as const),
+        ...[...m.children.allSuites()].flatMap((s) => s.errors().map((e) => [s.name, e] as const)),
+      ];
+      for (const [where, error] of errors) {
         this.failed++;
-        process.stdout.write(`FAIL  ${m.moduleId}: ${error.message}\n`);
+        process.stdout.write(`FAIL  ${where}: ${error.message}\n`);
       }
     }
     for (const error of unhandled) {
