@@ -101,6 +101,13 @@ exit 0
   return { base, repo, home, bin, payloads, env: baseEnv(home, bin, payloads) };
 }
 
+/** An executable hook script that only records its payload (for harnesses that run hook files). */
+export function makeRecorderScript(file: string, event: string): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, `#!/bin/sh\nexec e2e-record ${event}\n`);
+  chmodSync(file, 0o755);
+}
+
 export function alock(sb: Sandbox, args: string[], env: NodeJS.ProcessEnv = {}): string {
   return execFileSync(process.execPath, [ALOCK_JS, ...args], {
     cwd: sb.repo,
