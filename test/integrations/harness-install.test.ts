@@ -357,3 +357,44 @@ describe('hooks install --for opencode: both plugin formats', () => {
     expect(read('.opencode/plugins/agent-lock.js')).toContain("'shell'");
   });
 });
+
+describe("hooks install --for codex: the store stays writable in Codex's workspace-write sandbox", () => {
+  it('names the store in .codex/config.toml, merged into what is there, makes the folder, and uninstall takes it out', async () => {
+    write('.codex/config.toml', 'model = "gpt-5.5"\n\n[sandbox_workspace_write]\nnetwork_access = true\n');
+    const first = await sandbox.run('me', ['hooks', 'install', '--for', 'codex']);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain(`WRITABLE ${sandbox.store}`);
+    // The store is outside the tree here (AGENT_LOCK_DIR), so it is named by its absolute path.
+    expect(read('.codex/config.toml')).toBe(
+      `model = "gpt-5.5"\n\n[sandbox_workspace_write]\nwritable_roots = [${JSON.stringify(sandbox.store)}]\nnetwork_access = true\n`,
+    );
+    expect(statSync(sandbox.store).isDirectory()).toBe(true);
+    const again = await sandbox.run('me', ['hooks', 'install', '--for', 'codex']);
+    expect(again.stdout).not.toContain('WRITABLE');
+    expect((await sandbox.run('me', ['hooks', 'uninstall', '--for', 'codex'])).code).toBe(0);
+    expect(read('.codex/config.toml')).toBe(
+      'model = "gpt-5.5"\n\n[sandbox_workspace_write]\nwritable_roots = []\nnetwork_access = true\n',
+    );
+  });
+
+  it('a store inside the tree is named relative to .codex/, as Codex reads it; a new file is removed whole', async () => {
+    const r = await sandbox.run('me', ['hooks', 'install', '--for', 'codex'], { AGENT_LOCK_DIR: '.locks' });
+    expect(r.code).toBe(0);
+    expect(read('.codex/config.toml')).toContain(
+      '[sandbox_workspace_write]\nwritable_roots = ["../.locks"]\n',
+    );
+    expect(statSync(path.join(sandbox.tree, '.locks')).isDirectory()).toBe(true);
+    await sandbox.run('me', ['hooks', 'uninstall', '--for', 'codex'], { AGENT_LOCK_DIR: '.locks' });
+    expect(existsSync(path.join(sandbox.tree, '.codex/config.toml'))).toBe(false);
+  });
+
+  it('a writable_roots over several lines is refused, and nothing is written', async () => {
+    const text = '[sandbox_workspace_write]\nwritable_roots = [\n  "/x",\n]\n';
+    write('.codex/config.toml', text);
+    const r = await sandbox.run('me', ['hooks', 'install', '--for', 'codex']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^ERROR: alock: .*config\.toml is not what Codex expects: .*several lines.*\n$/);
+    expect(read('.codex/config.toml')).toBe(text);
+    expect(existsSync(path.join(sandbox.tree, '.codex/hooks.json'))).toBe(false);
+  });
+});
