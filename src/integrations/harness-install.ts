@@ -153,6 +153,15 @@ export function hookState(
   return ourHook(harness).test(text) ? 'installed' : 'missing';
 }
 
+/** The text of a harness's hook file (for `alock doctor`), or null when there is none. */
+export function hookText(root: string, harness: Installable): string | null {
+  try {
+    return readFileSync(path.join(root, TARGETS[harness].file), 'utf8');
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Ours, whichever way the program was spelled (alock, agent-lock, npx, a node_modules/.bin path,
  * node and the package's bin/alock.js).
