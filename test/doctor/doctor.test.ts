@@ -222,6 +222,11 @@ describe('alock doctor on the file store', () => {
       expect(byCode(doc.checks, 'hook_gemini_trust')).toBeDefined();
       expect(byCode(doc.checks, 'hook_copilot_trust')).toBeDefined();
       expect(doc.checks.filter((c) => /_untrusted$/.test(c.code))).toEqual([]);
+      // A node or bin that moved away: the hook refuses every call until it is installed again.
+      const bin = realpathSync(path.resolve('bin/alock.js'));
+      writeFileSync(hooks, readFileSync(hooks, 'utf8').replaceAll(bin, '/gone/bin/alock.js'));
+      doc = await r.doctor({ HOME: home });
+      expect(byCode(doc.checks, 'hook_codex_stale')?.fix).toBe('alock hooks install --for codex');
     } finally {
       rmSync(home, { recursive: true, force: true });
     }
