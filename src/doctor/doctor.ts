@@ -121,7 +121,7 @@ export async function doctorCommand(cli: CliContext): Promise<Answer> {
   const gitHooks = gitHooksDir(root, env);
   for (const hook of HOOK_CHECKS) {
     const finding = hook.check({ root, gitHooks, env, name: cli.name });
-    if (finding !== null) found.push(finding);
+    if (finding !== null) found.push(...[finding].flat());
   }
   found.push(...freezeFindings(root, gitHooks !== null, locks, cli.name));
   const asRoot = enforceAsRootWarning();

@@ -6,7 +6,6 @@
  * reads was taken from its own documentation or source; the README names the versions.
  */
 // zod/mini: the hook runs on every tool call, and full zod would be half of its load time.
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import * as z from 'zod/mini';
 import type { Answer, CliContext } from '../answers/answer.js';
@@ -14,7 +13,6 @@ import { AgentLockError } from '../core/errors.js';
 import {
   allow,
   badSettingDecision,
-  type CallerFacts,
   callBase,
   callerAgent,
   checkFiles,
@@ -22,45 +20,25 @@ import {
   couldNotDecide,
   deny,
   type HookDecision,
-  shellQuote,
 } from './hook-check.js';
-import { patchPaths } from './patch-paths.js';
+import {
+  clineCommandLine,
+  clineCommands,
+  codexWorkdir,
+  edit,
+  fileField,
+  isObject,
+  type Json,
+  notAString,
+  patchEdit,
+  powerShellCall,
+  shellCall,
+  type ToolCall,
+} from './tool-call.js';
 
 import { HARNESSES, type HarnessName } from './harness-names.js';
 
 export { HARNESSES, type HarnessName, harnessOfAction, isHarness } from './harness-names.js';
-
-/** A tool call as the shared decision sees it. */
-type ToolCall =
-  /** Not a call this hook guards (another event, a read, a search): it goes, silently. */
-  | { readonly kind: 'ignore'; readonly why: string }
-  | {
-      readonly kind: 'shell';
-      readonly tool: string;
-      readonly command: string;
-      /** Further commands of the same call, each run on its own (Cline's run_commands). */
-      readonly more?: readonly string[];
-      readonly cwd?: unknown;
-      readonly caller: CallerFacts;
-    }
-  | {
-      readonly kind: 'powershell';
-      readonly tool: string;
-      readonly command: string;
-      readonly cwd?: unknown;
-      readonly caller: CallerFacts;
-    }
-  /** A call that names what it runs in a form no harness runs: refused, saying why. */
-  | { readonly kind: 'refuse'; readonly why: string }
-  | {
-      readonly kind: 'edit';
-      readonly tool: string;
-      /** As the payload names them: absolute, or relative to `cwd`. */
-      readonly files: readonly string[];
-      readonly cwd?: unknown;
-      readonly caller: CallerFacts;
-    }
-  | { readonly kind: 'invalid'; readonly why: string };
 
 /** What the harness reads back: JSON on stdout (or nothing), and the exit code. */
 interface Words {
@@ -74,77 +52,9 @@ interface Harness {
   words(decision: HookDecision): Words;
 }
 
-type Json = Record<string, unknown>;
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function firstIssue(error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }): string {
   const issue = error.issues[0];
   return issue ? `${issue.path.map(String).join('.') || 'payload'}: ${issue.message}` : 'invalid';
-}
-
-/** The first of `fields` that holds a non-blank string, as the list of files an edit writes. */
-function fileField(input: Json, fields: readonly string[]): string[] {
-  for (const field of fields) {
-    const value = input[field];
-    if (typeof value === 'string' && value.trim() !== '') return [value];
-  }
-  return [];
-}
-
-function edit(tool: string, files: string[], cwd: unknown, caller: CallerFacts, what: string): ToolCall {
-  if (files.length === 0) return { kind: 'invalid', why: `${tool} names no ${what}` };
-  return { kind: 'edit', tool, files, cwd, caller };
-}
-
-/** A patch whose file headers name no file writes nothing this hook can check: refused as unreadable. */
-function patchEdit(tool: string, patch: unknown, cwd: unknown, caller: CallerFacts): ToolCall {
-  if (typeof patch !== 'string') return { kind: 'invalid', why: `${tool} carries no patch text` };
-  return edit(tool, patchPaths(patch), cwd, caller, 'file in its patch headers');
-}
-
-/**
- * A shell tool's call. A command that is not a string (an array, an object, null, missing) is no
- * command any shell runs as it stands, and nothing can be checked in it: refused, saying so, rather
- * than let through unread.
- */
-function shellCall(tool: string, command: unknown, cwd: unknown, caller: CallerFacts): ToolCall {
-  if (typeof command !== 'string') return notAString(tool, command);
-  return { kind: 'shell', tool, command, cwd, caller };
-}
-
-function powerShellCall(tool: string, command: unknown, cwd: unknown, caller: CallerFacts): ToolCall {
-  if (typeof command !== 'string') return notAString(tool, command);
-  return { kind: 'powershell', tool, command, cwd, caller };
-}
-
-function notAString(tool: string, command: unknown): ToolCall {
-  const got =
-    command === undefined
-      ? 'nothing'
-      : command === null
-        ? 'null'
-        : Array.isArray(command)
-          ? 'an array'
-          : typeof command === 'object'
-            ? 'an object'
-            : `a ${typeof command}`;
-  return {
-    kind: 'refuse',
-    why: `agent-lock: this ${tool} call's command is ${got}, not a string, so agent-lock cannot tell which files it writes; send the command as one string.`,
-  };
-}
-
-/** A JSON-looking string as its value (Cline sends every parameter as a string), else as it is. */
-function jsonish(value: unknown): unknown {
-  if (typeof value !== 'string' || !/^\s*[[{]/.test(value)) return value;
-  try {
-    return JSON.parse(value);
-  } catch {
-    return value;
-  }
 }
 
 const string = z.string();
@@ -163,46 +73,6 @@ const CodexPayload = z.looseObject({
   cwd: opt(string),
   agent_id: opt(string),
 });
-
-/** How much of the end of a Codex transcript is searched for the call: its last few turns. */
-const TRANSCRIPT_TAIL = 512 * 1024;
-
-/**
- * exec_command's `workdir`, read from the function call in the session's transcript (the rollout
- * JSONL Codex writes as the model's output arrives), found by the payload's tool_use_id. Null when
- * there is no transcript, no such call in its tail, or no workdir: the session's cwd then stands.
- */
-function codexWorkdir(p: Json): string | null {
-  const file = p.transcript_path;
-  const id = p.tool_use_id;
-  if (typeof file !== 'string' || typeof id !== 'string' || id === '') return null;
-  let text: string;
-  try {
-    const fd = openSync(file, 'r');
-    try {
-      const size = fstatSync(fd).size;
-      const length = Math.min(size, TRANSCRIPT_TAIL);
-      const buffer = Buffer.alloc(length);
-      readSync(fd, buffer, 0, length, size - length);
-      text = buffer.toString('utf8');
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    return null;
-  }
-  const needle = JSON.stringify(id);
-  for (const line of text.split('\n').reverse()) {
-    if (!line.includes(needle)) continue;
-    try {
-      const item = (JSON.parse(line) as Json).payload;
-      if (!isObject(item) || item.call_id !== id || typeof item.arguments !== 'string') continue;
-      const args = JSON.parse(item.arguments) as unknown;
-      return isObject(args) && typeof args.workdir === 'string' ? args.workdir : null;
-    } catch {}
-  }
-  return null;
-}
 
 const codex: Harness = {
   title: 'Codex',
@@ -456,29 +326,6 @@ const ClinePayload = z.looseObject({
 });
 const CLINE_EDITS = new Set(['write_to_file', 'replace_in_file', 'new_rule', 'editor']);
 const CLINE_HOOKS = new Set(['PreToolUse', 'tool_call']);
-
-/** run_commands' input in every shape the SDK accepts, as shell command lines (null: unreadable). */
-function clineCommands(input: unknown): unknown[] | null {
-  const value = jsonish(input);
-  if (typeof value === 'string' || Array.isArray(value)) return [value].flat();
-  if (!isObject(value)) return null;
-  if ('commands' in value) return [jsonish(value.commands)].flat();
-  if ('cmd' in value) return [value.cmd];
-  if ('command' in value) return [value];
-  return null;
-}
-
-/** One run_commands entry: a shell line, or {command, args} run without a shell (quoted here). */
-function clineCommandLine(entry: unknown): unknown {
-  if (!isObject(entry)) return entry;
-  const { command, args } = entry;
-  if (args === undefined) return command;
-  const list = jsonish(args);
-  if (typeof command !== 'string' || !Array.isArray(list) || !list.every((a) => typeof a === 'string')) {
-    return null;
-  }
-  return [command, ...list].map(shellQuote).join(' ');
-}
 
 const cline: Harness = {
   title: 'Cline',
