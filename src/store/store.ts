@@ -28,7 +28,7 @@ import { randomBytesPooled } from '../host/random.js';
 import { findTree, fsProbe, headBranch, repositoryPrefix, storeDirFor } from '../host/tree.js';
 import { checkedPrefix, checkedRedisUrl } from './checks.js';
 import { createSession, type Session } from './session.js';
-import { thawDropped } from './thaw.js';
+import { thawAfterCommit, thawDropped } from './thaw.js';
 
 export interface StoreOptions {
   /** The folder relative scopes start from; its git worktree is the tree. Default: the current folder. */
@@ -325,17 +325,19 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
       return waiter;
     },
     decide: (caller, decide, transactOptions) =>
-      backend.transact(
-        (state, now) =>
-          // Frozen paths are paths on their holder's host: a shared Redis store thaws only our own.
-          thawDropped(
-            state,
-            decide(state, context(caller, now)),
-            backend.kind === 'redis' ? caller.holder.host : null,
+      // Redis may decide more than once: it thaws after the commit, from the run committed (thaw.ts).
+      // Frozen paths are paths on their holder's host: a shared Redis store thaws only our own.
+      backend.kind === 'redis'
+        ? thawAfterCommit(
+            (run) => backend.transact(run, clock, transactOptions),
+            (state, now) => decide(state, context(caller, now)),
+            caller.holder.host,
+          )
+        : backend.transact(
+            (state, now) => thawDropped(state, decide(state, context(caller, now)), null),
+            clock,
+            transactOptions,
           ),
-        clock,
-        transactOptions,
-      ),
     // A backend written before watchWaiter() existed wakes on every commit instead.
     watchWaiter: async (key, listener) =>
       typeof backend.watchWaiter === 'function'
