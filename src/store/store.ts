@@ -50,6 +50,11 @@ export interface StoreOptions {
   redisPrefix?: string;
   /** Epoch milliseconds; injectable for tests. */
   clock?: () => number;
+  /**
+   * With backend `file` (`init --backend file --force`): a Redis store whose server no longer
+   * answers is left for a new file store, its marker kept aside. One that answers must be empty.
+   */
+  leaveUnreachableRedis?: boolean;
   /** Environment to read settings (and a session's default identity) from. Default: process.env. */
   env?: Readonly<Record<string, string | undefined>>;
   /**
@@ -200,6 +205,7 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
       redisTimeoutMs: config.redisTimeoutMs,
       redisProbe: config.redisProbe,
       staleMs: config.staleMs,
+      ...(options.leaveUnreachableRedis === true ? { leaveUnreachable: true } : {}),
     });
   }
 

@@ -20,7 +20,7 @@
 import type { Decided, StoreEvent, StoreState } from '../../core/decide.js';
 import { readEvent } from '../../core/events.js';
 import { isEmpty } from '../../core/decide.js';
-import { AgentLockError } from '../../core/errors.js';
+import { AgentLockError, isAgentLockError } from '../../core/errors.js';
 import type { LockRecord } from '../../core/lock.js';
 import type { Backend, RepairReport, TransactOptions, WatchListener } from '../backend.js';
 import { stopper, tell, waiterTag } from '../shared/listeners.js';
@@ -148,7 +148,7 @@ export class RedisStore implements Backend {
    */
   private async nameWrongKey(error: unknown): Promise<never> {
     if (
-      !(error instanceof AgentLockError) ||
+      !isAgentLockError(error) ||
       error.code !== 'E_STORE_UNREADABLE' ||
       !/WRONGTYPE/.test(String(error.cause))
     )
