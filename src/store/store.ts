@@ -223,6 +223,8 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
   };
 
   const scopeCtx = { cwd, root: treeInfo.root, probe: fsProbe };
+  // Records carry their checkout only in a git checkout (across()); targets name theirs to match.
+  const checkoutKey = gitCommonDir === null ? undefined : { host, worktree: treeInfo.root };
   // One @resource named alone, the commonest request: its targets depend on nothing but the name
   // (no folder, no probe), so they are made once and shared (frozen: nobody may change them).
   const resourceTargets = new Map<string, Target[]>();
@@ -244,12 +246,17 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
     // A scope named twice (`@d @d`, or `src/a.ts ./src/a.ts`) is one target: two locks on one scope
     // would take two fences and leave one behind when the other is released by token.
     const seen = new Set<string>();
-    return list.flatMap((input) => {
+    return list.flatMap((input): Target[] => {
       const scope = parseScope(input, scopeCtx);
       const key = `${scope.kind} ${scope.pattern}`;
       if (seen.has(key)) return [];
       seen.add(key);
-      return [{ scope, tree: scope.kind === 'resource' ? null : treeKey }];
+      if (scope.kind === 'resource') return [{ scope, tree: null }];
+      return [
+        checkoutKey === undefined
+          ? { scope, tree: treeKey }
+          : { scope, tree: treeKey, checkout: checkoutKey },
+      ];
     });
   };
 
