@@ -72,7 +72,9 @@ export class Cli implements CliContext {
     this.name = io.programName ?? 'alock';
   }
 
-  async open(extra: { redisUrl?: string; redisPrefix?: string; backend?: 'redis' } = {}): Promise<Locks> {
+  async open(
+    extra: { redisUrl?: string; redisPrefix?: string; backend?: 'redis'; leaveUnreachableRedis?: true } = {},
+  ): Promise<Locks> {
     if (this.locks) return this.locks;
     const g = this.globals();
     if (g.backend !== undefined && g.backend !== 'file' && g.backend !== 'redis') {

@@ -103,6 +103,10 @@ export async function doctorCommand(cli: CliContext): Promise<Answer> {
         const redis = backendOf(store.store) as RedisStore;
         found.push(ok('backend', 'redis', `redis store ${redis.location}, key prefix {${redis.prefix}}`));
         found.push(...serverFindings(await redis.serverFacts(), redis.location));
+        // A key of the layout of another type fails decisions that touch it while `list` reads on.
+        for (const wrong of await redis.layoutDamage()) {
+          found.push(problem('store', 'redis_key_type', wrong, `${cli.name} repair moves it aside, kept`));
+        }
       } else {
         found.push(
           ok('backend', 'file', 'file store: agents on this host share it (Redis for several hosts)'),
