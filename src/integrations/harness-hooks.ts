@@ -22,6 +22,8 @@ import {
   type HookDecision,
 } from './hook-check.js';
 import { patchPaths } from './patch-paths.js';
+import { stampShell } from './trespass.js';
+import { shellKey } from './trespass-hooks.js';
 
 import { HARNESSES, type HarnessName } from './harness-names.js';
 
@@ -436,6 +438,15 @@ export async function harnessPreToolUse(cli: CliContext, name: HarnessName): Pro
       const decision = await checkShell(cli, call.command, base, agent);
       // Only a command that writes a file is decided: `ls` goes, whatever the setting.
       if (bad !== null && decision.kind === 'deny') return answer(harness, bad);
+      // What no parser sees is caught after the fact: the held files are stamped for the post hook.
+      if (decision.kind !== 'deny') {
+        await stampShell(cli, {
+          key: shellKey(name, payload, call.command),
+          command: call.command,
+          base,
+          agent,
+        });
+      }
       return answer(harness, decision);
     }
     return answer(harness, await checkFiles(cli, call.files, agent(), base));

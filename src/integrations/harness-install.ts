@@ -76,19 +76,28 @@ const TARGETS: Record<Installable, Target> = {
     kind: 'json',
     file: '.claude/settings.json',
     base: {},
-    entries: (command) => [matcherEntry('PreToolUse', HOOKED_TOOLS.join('|'), command)],
+    entries: (command) => [
+      matcherEntry('PreToolUse', HOOKED_TOOLS.join('|'), command),
+      matcherEntry('PostToolUse', HOOKED_TOOLS.join('|'), postCommand(command)),
+    ],
   },
   codex: {
     kind: 'json',
     file: '.codex/hooks.json',
     base: {},
-    entries: (command) => [matcherEntry('PreToolUse', 'apply_patch|Bash', command)],
+    entries: (command) => [
+      matcherEntry('PreToolUse', 'apply_patch|Bash', command),
+      matcherEntry('PostToolUse', 'apply_patch|Bash', postCommand(command)),
+    ],
   },
   gemini: {
     kind: 'json',
     file: '.gemini/settings.json',
     base: {},
-    entries: (command) => [matcherEntry('BeforeTool', 'write_file|replace|run_shell_command', command)],
+    entries: (command) => [
+      matcherEntry('BeforeTool', 'write_file|replace|run_shell_command', command),
+      matcherEntry('AfterTool', 'write_file|replace|run_shell_command', postCommand(command)),
+    ],
   },
   cursor: {
     kind: 'json',
@@ -100,6 +109,7 @@ const TARGETS: Record<Installable, Target> = {
         entry: { command, matcher: 'Write|Edit|StrReplace|MultiEdit|Delete|EditNotebook' },
       },
       { event: 'beforeShellExecution', entry: { command } },
+      { event: 'afterShellExecution', entry: { command: postCommand(command) } },
     ],
   },
   copilot: {
@@ -108,6 +118,7 @@ const TARGETS: Record<Installable, Target> = {
     base: { version: 1 },
     entries: (command) => [
       { event: 'preToolUse', entry: { type: 'command', bash: command, timeoutSec: 30 } },
+      { event: 'postToolUse', entry: { type: 'command', bash: postCommand(command), timeoutSec: 30 } },
     ],
   },
   opencode: {
@@ -124,6 +135,25 @@ const TARGETS: Record<Installable, Target> = {
     executable: true,
   },
 };
+
+/**
+ * Files a harness reads besides its main one: Cline runs a hook script per event, so its post-tool
+ * hook (trespass-hooks.ts) is a second script beside the first.
+ */
+const EXTRA_FILES: Partial<Record<Installable, FileTarget>> = {
+  cline: {
+    kind: 'file',
+    file: '.clinerules/hooks/PostToolUse',
+    body: (command) =>
+      `#!/bin/sh\n# agent-lock: tells of held files a shell command changed (alock hooks install --for cline).\nexec ${postCommand(command)}\n`,
+    executable: true,
+  },
+};
+
+/** The post-tool-use runtime beside a pre-tool-use one: `... hooks codex-pre-tool-use` -> `codex-post-tool-use`. */
+export function postCommand(command: string): string {
+  return command.replace(/-pre-tool-use(?=$|[\s"'])/, '-post-tool-use');
+}
 
 /**
  * Whether a harness is set up here, for `alock doctor`: its folder missing (not used in this tree),
@@ -153,7 +183,9 @@ export function hookState(
 
 /** Ours, whichever way the program was spelled (alock, agent-lock, npx, a node_modules/.bin path). */
 function ourHook(harness: Installable): RegExp {
-  return new RegExp(`(^|[\\s/"'])(alock|agent-lock)["']?\\s+hooks\\s+${harness}-pre-tool-use(\\s|$|")`);
+  return new RegExp(
+    `(^|[\\s/"'])(alock|agent-lock)["']?\\s+hooks\\s+${harness}-(pre|post)-tool-use(\\s|$|")`,
+  );
 }
 
 function isOurs(harness: Installable, entry: unknown): boolean {
@@ -356,6 +388,19 @@ function applyHook(
     : applyFile(root, harness, target, command, install, write);
 }
 
+/** The harness's extra hook file (applyHook's twin), or null when it has none. */
+function applyExtra(
+  cli: CliContext,
+  root: string,
+  harness: Installable,
+  install: boolean,
+  write: boolean,
+): Outcome | null {
+  const extra = EXTRA_FILES[harness];
+  if (extra === undefined) return null;
+  return applyFile(root, harness, extra, runtimeCommand(cli, root, harness), install, write);
+}
+
 const WORD: Record<Outcome['status'], string> = {
   installed: 'INSTALLED',
   unchanged: 'UNCHANGED',
@@ -398,8 +443,15 @@ export function applyHooks(
   install: boolean,
 ): Answer {
   // Every file is read and checked first: a bad one stops the run before anything is written.
-  for (const h of harnesses) applyHook(cli, root, h, install, false);
-  const outcomes = harnesses.map((h) => applyHook(cli, root, h, install, true));
+  for (const h of harnesses) {
+    applyHook(cli, root, h, install, false);
+    applyExtra(cli, root, h, install, false);
+  }
+  const outcomes = harnesses.flatMap((h) => {
+    const main = applyHook(cli, root, h, install, true);
+    const extra = applyExtra(cli, root, h, install, true);
+    return extra === null ? [main] : [main, extra];
+  });
   const changed = outcomes.some((o) => o.status === 'installed' || o.status === 'uninstalled');
   const status = install ? (changed ? 'installed' : 'unchanged') : changed ? 'uninstalled' : 'absent';
   const text = outcomes.map((o) => `${WORD[o.status]} ${o.harness} hook in ${o.file}`);

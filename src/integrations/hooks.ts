@@ -11,11 +11,13 @@ import { makeDirs } from '../host/make-dirs.js';
 import { findTree } from '../host/tree.js';
 import { claudePreToolUse, HOOKED_TOOLS } from './claude-hook.js';
 import { harnessOfAction, harnessPreToolUse } from './harness-hooks.js';
+import { harnessPostToolUse, postHarnessOfAction } from './trespass-hooks.js';
 
 export { isDirectHook, runDirectHook } from './hook-direct.js';
 import {
   applyHooks,
   harnessesFor,
+  postCommand,
   hookCommand,
   indentOf,
   isObject,
@@ -25,6 +27,7 @@ import {
 
 /** Ours, whichever way it was spelled (alock, agent-lock, npx, a node_modules/.bin path). */
 const OUR_HOOK = /(^|[\s/"'])(alock|agent-lock)["']?\s+hooks\s+claude-pre-tool-use(\s|$)/;
+const OUR_POST_HOOK = /(^|[\s/"'])(alock|agent-lock)["']?\s+hooks\s+claude-post-tool-use(\s|$)/;
 
 function treeRoot(cli: CliContext): string {
   const start = path.resolve(cli.io.cwd, cli.globals().dir ?? '.');
@@ -38,13 +41,13 @@ function treeRoot(cli: CliContext): string {
   }
 }
 
-function hasOurHook(entries: unknown[]): boolean {
+function hasOurHook(entries: unknown[], ours = OUR_HOOK): boolean {
   return entries.some(
     (entry) =>
       isObject(entry) &&
       Array.isArray(entry.hooks) &&
       entry.hooks.some(
-        (hook) => isObject(hook) && typeof hook.command === 'string' && OUR_HOOK.test(hook.command),
+        (hook) => isObject(hook) && typeof hook.command === 'string' && ours.test(hook.command),
       ),
   );
 }
@@ -59,9 +62,14 @@ function installClaude(cli: CliContext): Answer {
   if (!isObject(hooks)) throw malformed(shown, '"hooks" is not an object', 'Claude Code');
   const pre = hooks.PreToolUse ?? [];
   if (!Array.isArray(pre)) throw malformed(shown, '"hooks.PreToolUse" is not a list', 'Claude Code');
+  const post = hooks.PostToolUse ?? [];
+  if (!Array.isArray(post)) throw malformed(shown, '"hooks.PostToolUse" is not a list', 'Claude Code');
   const command = hookCommand(root, cli.name);
-  const extra = { hooks: { settings: shown, command, matcher: HOOKED_TOOLS.join('|') } };
-  if (hasOurHook(pre)) {
+  const after = postCommand(command);
+  const extra = { hooks: { settings: shown, command, post: after, matcher: HOOKED_TOOLS.join('|') } };
+  const hasPre = hasOurHook(pre);
+  const hasPost = hasOurHook(post, OUR_POST_HOOK);
+  if (hasPre && hasPost) {
     return {
       command: 'hooks',
       status: 'unchanged',
@@ -69,12 +77,21 @@ function installClaude(cli: CliContext): Answer {
       locks: [],
       conflicts: [],
       message: `unchanged ${shown}`,
-      text: [`UNCHANGED ${shown} (the agent-lock PreToolUse hook is already there)`],
+      text: [`UNCHANGED ${shown} (the agent-lock PreToolUse and PostToolUse hooks are already there)`],
       extra,
     };
   }
   const entry = { matcher: HOOKED_TOOLS.join('|'), hooks: [{ type: 'command', command }] };
-  const next = { ...settings, hooks: { ...hooks, PreToolUse: [...pre, entry] } };
+  // After each call, the PostToolUse hook tells of held files a shell command changed anyway.
+  const postEntry = { matcher: HOOKED_TOOLS.join('|'), hooks: [{ type: 'command', command: after }] };
+  const next = {
+    ...settings,
+    hooks: {
+      ...hooks,
+      PreToolUse: hasPre ? pre : [...pre, entry],
+      PostToolUse: hasPost ? post : [...post, postEntry],
+    },
+  };
   const body = `${JSON.stringify(next, null, text === null ? 2 : indentOf(text))}\n`;
   writeAtomically(file, body, lstatSafe(file)?.mode);
   return {
@@ -83,11 +100,22 @@ function installClaude(cli: CliContext): Answer {
     exitCode: 0,
     locks: [],
     conflicts: [],
-    message: `installed the PreToolUse hook in ${shown}`,
+    message: `installed the ${[hasPre ? null : 'PreToolUse', hasPost ? null : 'PostToolUse'].filter(Boolean).join(' and ')} hook in ${shown}`,
     text: [
-      `INSTALLED PreToolUse hook in ${shown}`,
-      `  ${HOOKED_TOOLS.join(', ')} -> ${command}`,
-      '  edits of files other agents hold are refused; each sub-agent runs shell commands with its own AGENT_ID',
+      ...(hasPre
+        ? []
+        : [
+            `INSTALLED PreToolUse hook in ${shown}`,
+            `  ${HOOKED_TOOLS.join(', ')} -> ${command}`,
+            '  edits of files other agents hold are refused; each sub-agent runs shell commands with its own AGENT_ID',
+          ]),
+      ...(hasPost
+        ? []
+        : [
+            `INSTALLED PostToolUse hook in ${shown}`,
+            `  ${HOOKED_TOOLS.join(', ')} -> ${after}`,
+            '  a held file a shell command changed anyway is recorded and told to both agents',
+          ]),
       'next: restart Claude Code (or review it in /hooks) so the hook is loaded',
     ],
     extra,
@@ -123,6 +151,8 @@ export async function hooksCommand(
   if (action === 'claude-pre-tool-use') return claudePreToolUse(cli);
   const harness = harnessOfAction(action);
   if (harness !== null) return harnessPreToolUse(cli, harness);
+  const post = postHarnessOfAction(action);
+  if (post !== null) return harnessPostToolUse(cli, post);
   if (action !== 'install' && action !== 'uninstall') {
     throw new AgentLockError('E_USAGE', `unknown hooks action ${JSON.stringify(action)}`, {
       hint: `${cli.name} hooks install --for claude|codex|gemini|cursor|opencode|copilot|cline|all, or ${cli.name} hooks install --git`,
