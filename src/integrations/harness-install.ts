@@ -252,6 +252,8 @@ interface Outcome {
   readonly status: 'installed' | 'unchanged' | 'uninstalled' | 'absent';
   readonly file: string;
   readonly command: string;
+  /** The harness's second hook file (Cline's PostToolUse script). */
+  readonly also?: string;
 }
 
 /** A JSON settings file as an object ({} when missing or blank); anything else is refused unchanged. */
@@ -447,14 +449,20 @@ export function applyHooks(
     applyHook(cli, root, h, install, false);
     applyExtra(cli, root, h, install, false);
   }
-  const outcomes = harnesses.flatMap((h) => {
+  const outcomes = harnesses.map((h) => {
     const main = applyHook(cli, root, h, install, true);
     const extra = applyExtra(cli, root, h, install, true);
-    return extra === null ? [main] : [main, extra];
+    if (extra === null) return main;
+    // One harness, one outcome: its second file changed or not, as its first.
+    const done = install ? 'installed' : 'uninstalled';
+    const status = main.status === done || extra.status === done ? done : main.status;
+    return { ...main, status, also: extra.file };
   });
   const changed = outcomes.some((o) => o.status === 'installed' || o.status === 'uninstalled');
   const status = install ? (changed ? 'installed' : 'unchanged') : changed ? 'uninstalled' : 'absent';
-  const text = outcomes.map((o) => `${WORD[o.status]} ${o.harness} hook in ${o.file}`);
+  const text = outcomes.map(
+    (o) => `${WORD[o.status]} ${o.harness} hook in ${o.file}${o.also ? ` and ${o.also}` : ''}`,
+  );
   if (install && changed) text.push('next: restart the agent (or reload its hooks) so the hook is loaded');
   return {
     command: 'hooks',
@@ -465,7 +473,13 @@ export function applyHooks(
     message: text.join('; '),
     text,
     extra: {
-      hooks: outcomes.map((o) => ({ for: o.harness, status: o.status, file: o.file, command: o.command })),
+      hooks: outcomes.map((o) => ({
+        for: o.harness,
+        status: o.status,
+        file: o.file,
+        command: o.command,
+        ...(o.also ? { also: o.also } : {}),
+      })),
     },
   };
 }

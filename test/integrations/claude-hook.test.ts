@@ -468,7 +468,14 @@ describe('alock hooks install --for claude', () => {
     expect(after.permissions).toEqual(before.permissions);
     expect(after.env).toEqual(before.env);
     expect(after.model).toBe('opus');
-    expect(after.hooks.PostToolUse).toEqual(before.hooks.PostToolUse);
+    // Someone's PostToolUse hook stays first; agent-lock's own (trespass) comes after it.
+    expect(after.hooks.PostToolUse[0]).toEqual(before.hooks.PostToolUse[0]);
+    expect(after.hooks.PostToolUse.slice(1)).toEqual([
+      {
+        matcher: 'Bash|Edit|Write|MultiEdit|NotebookEdit',
+        hooks: [{ type: 'command', command: 'alock hooks claude-post-tool-use' }],
+      },
+    ]);
     expect(after.hooks.PreToolUse[0]).toEqual(before.hooks.PreToolUse[0]);
     expect(after.hooks.PreToolUse.filter(ours)).toHaveLength(1);
     expect(readFileSync(settingsFile(), 'utf8')).toMatch(/^\{\n {4}"permissions"/);

@@ -106,18 +106,29 @@ describe('hooks install: the shape each harness reads', () => {
             hooks: [{ type: 'command', command: 'alock hooks codex-pre-tool-use' }],
           },
         ],
+        PostToolUse: [
+          {
+            matcher: 'apply_patch|Bash',
+            hooks: [{ type: 'command', command: 'alock hooks codex-post-tool-use' }],
+          },
+        ],
       },
     });
     const gemini = JSON.parse(read('.gemini/settings.json'));
     expect(gemini.hooks.BeforeTool[0].matcher).toBe('write_file|replace|run_shell_command');
+    expect(gemini.hooks.AfterTool[0].hooks[0].command).toBe('alock hooks gemini-post-tool-use');
     const cursor = JSON.parse(read('.cursor/hooks.json'));
     expect(cursor.version).toBe(1);
     expect(cursor.hooks.preToolUse[0].command).toBe('alock hooks cursor-pre-tool-use');
     expect(cursor.hooks.beforeShellExecution).toEqual([{ command: 'alock hooks cursor-pre-tool-use' }]);
+    expect(cursor.hooks.afterShellExecution).toEqual([{ command: 'alock hooks cursor-post-tool-use' }]);
     const copilot = JSON.parse(read('.github/hooks/agent-lock.json'));
     expect(copilot).toEqual({
       version: 1,
-      hooks: { preToolUse: [{ type: 'command', bash: 'alock hooks copilot-pre-tool-use', timeoutSec: 30 }] },
+      hooks: {
+        preToolUse: [{ type: 'command', bash: 'alock hooks copilot-pre-tool-use', timeoutSec: 30 }],
+        postToolUse: [{ type: 'command', bash: 'alock hooks copilot-post-tool-use', timeoutSec: 30 }],
+      },
     });
   });
 
@@ -156,11 +167,14 @@ describe('hooks install --for cline', () => {
     const file = path.join(sandbox.tree, '.clinerules/hooks/PreToolUse');
     expect(statSync(file).mode & 0o111).not.toBe(0);
     expect(read('.clinerules/hooks/PreToolUse')).toContain('exec alock hooks cline-pre-tool-use');
+    expect(read('.clinerules/hooks/PostToolUse')).toContain('exec alock hooks cline-post-tool-use');
+    expect(statSync(path.join(sandbox.tree, '.clinerules/hooks/PostToolUse')).mode & 0o111).not.toBe(0);
     expect((await sandbox.json('me', ['hooks', 'install', '--for', 'cline'])).body.status).toBe('unchanged');
     expect((await sandbox.json('me', ['hooks', 'uninstall', '--for', 'cline'])).body.status).toBe(
       'uninstalled',
     );
     expect(existsSync(file)).toBe(false);
+    expect(existsSync(path.join(sandbox.tree, '.clinerules/hooks/PostToolUse'))).toBe(false);
   });
 
   it("never replaces someone else's PreToolUse hook, nor removes it", async () => {
