@@ -10,6 +10,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/run-cli.js';
 import { openLocks } from '../../src/locks.js';
 import { shellKey } from '../../src/integrations/trespass-hooks.js';
+import { serveDashboard } from '../../src/ui/dashboard.js';
+import { DASHBOARD_HTML } from '../../src/ui/page.js';
 import { makeSandbox, type Sandbox } from '../cli/cli-harness.js';
 
 const HARNESSES = ['claude', 'codex', 'gemini', 'cursor', 'opencode', 'copilot', 'cline'] as const;
@@ -217,6 +219,31 @@ describe('trespass', () => {
     const post = await hook('claude-post-tool-use', fill(claude.post));
     expect(post.output).toBeNull();
     expect(await trespasses()).toHaveLength(0);
+  });
+
+  it('is shown by log, watch and the ui', async () => {
+    await acquire('other-agent', 'src/a.ts');
+    await hook('claude-pre-tool-use', fill(claude.pre));
+    writeFileSync(path.join(sandbox.tree, 'src', 'a.ts'), 'changed');
+    await hook('claude-post-tool-use', fill(claude.post));
+    const line = /TRESPASSED src\/a\.ts other-agent by claude-7d2c9e4a.*: python3 -c .* \[src\/a\.ts\]/;
+    expect((await sandbox.run('reader', ['log'])).stdout).toMatch(line);
+    // Off a terminal, watch prints one snapshot of the board.
+    expect((await sandbox.run('reader', ['watch'])).stdout).toMatch(line);
+    const locks = await openLocks({ dir: sandbox.tree, env: sandbox.envFor('reader') });
+    const ui = await serveDashboard(locks);
+    try {
+      const state = (await (await fetch(new URL('/api/state', ui.url))).json()) as {
+        events: { type: string; by: string; files?: string[] }[];
+      };
+      expect(state.events.filter((e) => e.type === 'trespassed')).toMatchObject([
+        { by: 'claude-7d2c9e4a', files: ['src/a.ts'] },
+      ]);
+      expect(DASHBOARD_HTML).toContain("'trespassed'");
+    } finally {
+      await ui.close();
+      await locks.close();
+    }
   });
 
   it('pairs a Cline CLI call by its tool call id, whatever its command text', () => {
