@@ -11,7 +11,7 @@ import type { Identity } from '../core/identity.js';
 import { ancestorChain, hostName } from '../host/process.js';
 import { claudePreToolUse } from './claude-hook.js';
 import { harnessOfAction } from './harness-names.js';
-import { harnessPostToolUse, postHarnessOfAction } from './trespass-hooks.js';
+import { harnessPostToolUse, postHarnessOfAction, preToolUseTold } from './trespass-hooks.js';
 
 export interface DirectIo {
   readonly stdout: (text: string) => void;
@@ -59,8 +59,10 @@ export async function runDirectHook(action: string, io: DirectIo): Promise<numbe
     post !== null
       ? await harnessPostToolUse(cli, post)
       : harness === null
-        ? await claudePreToolUse(cli)
-        : await (await import('./harness-hooks.js')).harnessPreToolUse(cli, harness);
+        ? await preToolUseTold(cli, 'claude', claudePreToolUse)
+        : await preToolUseTold(cli, harness, async (told) =>
+            (await import('./harness-hooks.js')).harnessPreToolUse(told, harness),
+          );
   if (answer.raw) {
     io.stdout(answer.raw.stdout);
     if (answer.raw.stderr) io.stderr(answer.raw.stderr);

@@ -11,7 +11,7 @@ import { makeDirs } from '../host/make-dirs.js';
 import { findTree } from '../host/tree.js';
 import { claudePreToolUse, HOOKED_TOOLS } from './claude-hook.js';
 import { harnessOfAction, harnessPreToolUse } from './harness-hooks.js';
-import { harnessPostToolUse, postHarnessOfAction } from './trespass-hooks.js';
+import { harnessPostToolUse, postHarnessOfAction, preToolUseTold } from './trespass-hooks.js';
 
 export { isDirectHook, runDirectHook } from './hook-direct.js';
 import {
@@ -148,9 +148,9 @@ export async function hooksCommand(
   action: string,
   opts: Record<string, unknown>,
 ): Promise<Answer> {
-  if (action === 'claude-pre-tool-use') return claudePreToolUse(cli);
+  if (action === 'claude-pre-tool-use') return preToolUseTold(cli, 'claude', claudePreToolUse);
   const harness = harnessOfAction(action);
-  if (harness !== null) return harnessPreToolUse(cli, harness);
+  if (harness !== null) return preToolUseTold(cli, harness, (told) => harnessPreToolUse(told, harness));
   const post = postHarnessOfAction(action);
   if (post !== null) return harnessPostToolUse(cli, post);
   if (action !== 'install' && action !== 'uninstall') {

@@ -43,6 +43,7 @@ export function postHarnessOfAction(action: string): PostHarness | null {
 }
 
 type Json = Record<string, unknown>;
+type Env = Readonly<Record<string, string | undefined>>;
 
 function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -253,4 +254,76 @@ export async function harnessPostToolUse(cli: CliContext, harness: PostHarness):
     }
   }
   return answer(harness, lines, lines.length === 0 ? 'nothing to tell' : lines.join('\n'));
+}
+
+/** Harnesses whose pre-tool answer can carry context on a call it lets through. */
+const PRE_TELLS = new Set(['claude', 'codex', 'cline']);
+
+/** Who calls, from a pre-tool payload of a harness that can be told before its call. */
+function preCaller(harness: string, p: Json): CallerFacts | null {
+  if (harness === 'claude' || harness === 'codex') {
+    const session = str(p.session_id);
+    return session ? { harness, sessionId: session, subAgentId: str(p.agent_id) } : null;
+  }
+  const task = str(p.taskId);
+  return harness === 'cline' && task ? { harness, sessionId: task } : null;
+}
+
+/**
+ * A holder's notices on its pre-tool call, where the harness reads context on a call it lets
+ * through (Claude Code, Codex, Cline): added to the answer, so the holder hears of a trespass before
+ * its next step, not only after it. A refused call leaves them for the next. One readdir when no
+ * notice waits for anyone.
+ */
+export function tellBefore(harness: string, stdin: string, answer: Answer, env: Env): Answer {
+  if (!PRE_TELLS.has(harness) || answer.status !== 'allowed' || !noticesWaiting(env)) return answer;
+  let lines: string[];
+  try {
+    const payload: unknown = JSON.parse(stdin);
+    const caller = isObject(payload) ? preCaller(harness, payload) : null;
+    if (caller === null) return answer;
+    const agent = callerAgent(caller, env, () => {
+      throw new Error('no session');
+    });
+    lines = takeNotices(env, agent.agentId);
+  } catch {
+    return answer;
+  }
+  if (lines.length === 0) return answer;
+  const raw = answer.raw?.stdout.trim() ?? '';
+  const out = (raw === '' ? {} : JSON.parse(raw)) as Json;
+  const text = lines.join('\n');
+  if (harness === 'cline') {
+    const before = typeof out.contextModification === 'string' ? `${out.contextModification}\n` : '';
+    out.contextModification = `${before}${text}`;
+  } else {
+    const specific = isObject(out.hookSpecificOutput)
+      ? out.hookSpecificOutput
+      : { hookEventName: 'PreToolUse' };
+    const before = typeof specific.additionalContext === 'string' ? `${specific.additionalContext}\n` : '';
+    out.hookSpecificOutput = { ...specific, additionalContext: `${before}${text}` };
+  }
+  return { ...answer, raw: { ...answer.raw, stdout: `${JSON.stringify(out)}\n` } };
+}
+
+/** Runs a pre-tool hook and adds the caller's waiting notices to what it lets through (tellBefore). */
+export async function preToolUseTold(
+  cli: CliContext,
+  harness: string,
+  run: (cli: CliContext) => Promise<Answer>,
+): Promise<Answer> {
+  const read = cli.io.stdin;
+  if (read === undefined) return run(cli);
+  let seen = '';
+  // The same context with a stdin that keeps what it read: a Cli is a class, so it is wrapped, not
+  // spread (its methods live on its prototype).
+  const io = {
+    ...cli.io,
+    stdin: async () => {
+      seen = await read();
+      return seen;
+    },
+  };
+  const answer = await run(Object.create(cli, { io: { value: io, enumerable: true } }) as CliContext);
+  return tellBefore(harness, seen, answer, cli.io.env);
 }

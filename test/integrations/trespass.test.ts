@@ -246,6 +246,44 @@ describe('trespass', () => {
     }
   });
 
+  it('tells the holder on its next pre-tool call already, where the harness reads context there', async () => {
+    await acquire('other-agent', 'src/a.ts');
+    await hook('claude-pre-tool-use', fill(claude.pre));
+    writeFileSync(path.join(sandbox.tree, 'src', 'a.ts'), 'changed');
+    await hook('claude-post-tool-use', fill(claude.post));
+    const edit = {
+      session_id: 'holder-session',
+      cwd: sandbox.tree,
+      hook_event_name: 'PreToolUse',
+      tool_name: 'Edit',
+      tool_input: {
+        file_path: path.join(sandbox.tree, 'docs', 'notes.md'),
+        old_string: 'a',
+        new_string: 'b',
+      },
+      tool_use_id: 'toolu_h9',
+    };
+    const before = await hook('claude-pre-tool-use', JSON.stringify(edit), { AGENT_ID: 'other-agent' });
+    expect(before.output).toEqual({
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        additionalContext: expect.stringContaining('claude-7d2c9e4a changed src/a.ts, which you hold'),
+      },
+    });
+    // Told once: its post-tool hook, and its next call, say nothing more.
+    const after = await hook(
+      'claude-post-tool-use',
+      JSON.stringify({ ...edit, hook_event_name: 'PostToolUse' }),
+      {
+        AGENT_ID: 'other-agent',
+      },
+    );
+    expect(after.output).toBeNull();
+    expect(
+      (await hook('claude-pre-tool-use', JSON.stringify(edit), { AGENT_ID: 'other-agent' })).output,
+    ).toBeNull();
+  });
+
   it('pairs a Cline CLI call by its tool call id, whatever its command text', () => {
     const pre = { hookName: 'tool_call', taskId: 't1', tool_call: { id: 'tc_9', name: 'run_commands' } };
     const post = { hookName: 'tool_result', taskId: 't1', tool_result: { id: 'tc_9', name: 'run_commands' } };
