@@ -4,8 +4,10 @@
  * fed in-process to `alock hooks <harness>-pre-tool-use` and `<harness>-post-tool-use`, around a
  * change to a file another agent holds, against a real file store in a temp tree.
  */
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/run-cli.js';
 import { openLocks } from '../../src/locks.js';
@@ -282,6 +284,43 @@ describe('trespass', () => {
     expect(
       (await hook('claude-pre-tool-use', JSON.stringify(edit), { AGENT_ID: 'other-agent' })).output,
     ).toBeNull();
+  });
+
+  it("reaches the model through the OpenCode plugin's tool.execute.after", async () => {
+    expect((await sandbox.json('me', ['hooks', 'install', '--for', 'opencode'])).body.status).toBe(
+      'installed',
+    );
+    await acquire('other-agent', 'src/a.ts', '-m', 'refactor login');
+    const bin = path.join(sandbox.outside, 'bin');
+    mkdirSync(bin, { recursive: true });
+    symlinkSync(path.resolve('bin/alock.js'), path.join(bin, 'alock'));
+    const saved = { ...process.env };
+    Object.assign(process.env, {
+      AGENT_LOCK_BIN: path.join(bin, 'alock'),
+      AGENT_LOCK_DIR: sandbox.store,
+      AGENT_LOCK_REDIS_PROBE: 'off',
+      TMPDIR: tmp,
+    });
+    delete process.env.AGENT_ID;
+    try {
+      const file = path.join(sandbox.tree, '.opencode/plugins/agent-lock.js');
+      const mod = (await import(pathToFileURL(file).href)) as {
+        AgentLock: (ctx: unknown) => Promise<Record<string, (i: unknown, o: unknown) => Promise<void>>>;
+      };
+      const client = { session: { get: async () => ({ data: {} }) } };
+      const hooks = await mod.AgentLock({ client, directory: sandbox.tree });
+      const input = { tool: 'bash', sessionID: 'ses_plugin_trespass', callID: 'call_p1' };
+      await hooks['tool.execute.before']!(input, { args: { command: COMMAND, description: 'update' } });
+      execFileSync('sh', ['-c', COMMAND], { cwd: sandbox.tree });
+      // tool.execute.after gets no args in OpenCode 1.x: the plugin kept them from before.
+      const output = { title: 'bash', output: 'done', metadata: {} };
+      await hooks['tool.execute.after']!(input, output);
+      expect(output.output).toMatch(/^done\n\nagent-lock: your shell command changed src\/a\.ts/);
+      expect(output.output).toContain('other-agent holds src/a.ts, intent "refactor login"');
+    } finally {
+      process.env = saved;
+    }
+    expect(await trespasses()).toMatchObject([{ by: 'opencode-ses_plug', files: ['src/a.ts'] }]);
   });
 
   it('pairs a Cline CLI call by its tool call id, whatever its command text', () => {
