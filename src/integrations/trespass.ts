@@ -34,8 +34,13 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 /** At most this many held files are stamped for one call: a lock on `**` must not cost seconds. */
 export const MAX_STAMPED = 2000;
-/** A stamp whose post hook never came (a refused or interrupted call) is dropped after this. */
-const STAMP_MS = 60 * 60 * 1000;
+/**
+ * A stamp whose post hook never came (a refused or interrupted call) is dropped after this: long
+ * enough for a long build to end first.
+ */
+const STAMP_MS = 12 * 60 * 60 * 1000;
+/** At most this many folder entries are looked at for one call (a glob over a large tree). */
+const MAX_VISITED = 20_000;
 /** A notice whose holder never called a hook again (a person, a script) is dropped after this. */
 const NOTICE_MS = 24 * 60 * 60 * 1000;
 /** At most this many stamps or notices are kept: the oldest go first. */
@@ -116,12 +121,17 @@ function statOf(file: string): Pick<FileStamp, 'size' | 'mtimeMs' | 'ino'> {
  * The files of a lock's scope in the tree at `root` (absolute): the file itself (also when it does
  * not exist yet: creating it is a change), every file below a folder, every file a glob matches.
  */
-function filesOf(root: string, lock: Pick<Lock, 'scope'>, limit: number): string[] {
+function filesOf(
+  root: string,
+  lock: Pick<Lock, 'scope'>,
+  limit: number,
+  budget: { visited: number },
+): string[] {
   const scope = scopeFromPattern(lock.scope, 'path');
   if (scope.kind !== 'path' || scope.pattern.split('/').includes('.git')) return [];
   const found: string[] = [];
   const walk = (dir: string, keep: (rel: string) => boolean) => {
-    if (found.length >= limit) return;
+    if (found.length >= limit || budget.visited >= MAX_VISITED) return;
     let entries: import('node:fs').Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });
@@ -129,7 +139,7 @@ function filesOf(root: string, lock: Pick<Lock, 'scope'>, limit: number): string
       return;
     }
     for (const entry of entries) {
-      if (found.length >= limit) return;
+      if (found.length >= limit || ++budget.visited > MAX_VISITED) return;
       if (entry.name === '.git') continue;
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) walk(full, keep);
@@ -159,15 +169,16 @@ function heldFiles(
 ): { files: [string, number][]; cut: boolean } {
   const files: [string, number][] = [];
   const seen = new Set<string>();
+  const budget = { visited: 0 };
   let cut = false;
   locks.forEach((lock, i) => {
     const left = MAX_STAMPED - files.length;
-    if (left <= 0) {
+    if (left <= 0 || budget.visited >= MAX_VISITED) {
       cut = true;
       return;
     }
-    const mine = filesOf(root, lock, left + 1);
-    if (mine.length > left) cut = true;
+    const mine = filesOf(root, lock, left + 1, budget);
+    if (mine.length > left || budget.visited > MAX_VISITED) cut = true;
     for (const file of mine.slice(0, left)) {
       if (seen.has(file)) continue;
       seen.add(file);

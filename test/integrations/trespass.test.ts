@@ -294,7 +294,10 @@ describe('trespass', () => {
     const bin = path.join(sandbox.outside, 'bin');
     mkdirSync(bin, { recursive: true });
     symlinkSync(path.resolve('bin/alock.js'), path.join(bin, 'alock'));
-    const saved = { ...process.env };
+    // The plugin runs alock with the process's own environment: set for this test, then put back
+    // key by key (os.tmpdir() reads TMPDIR from the live environment).
+    const keys = ['AGENT_LOCK_BIN', 'AGENT_LOCK_DIR', 'AGENT_LOCK_REDIS_PROBE', 'TMPDIR', 'AGENT_ID'];
+    const saved = Object.fromEntries(keys.map((key) => [key, process.env[key]]));
     Object.assign(process.env, {
       AGENT_LOCK_BIN: path.join(bin, 'alock'),
       AGENT_LOCK_DIR: sandbox.store,
@@ -318,7 +321,10 @@ describe('trespass', () => {
       expect(output.output).toMatch(/^done\n\nagent-lock: your shell command changed src\/a\.ts/);
       expect(output.output).toContain('other-agent holds src/a.ts, intent "refactor login"');
     } finally {
-      process.env = saved;
+      for (const key of keys) {
+        if (saved[key] === undefined) delete process.env[key];
+        else process.env[key] = saved[key];
+      }
     }
     expect(await trespasses()).toMatchObject([{ by: 'opencode-ses_plug', files: ['src/a.ts'] }]);
   });
