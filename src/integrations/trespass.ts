@@ -24,7 +24,9 @@ import os from 'node:os';
 import path from 'node:path';
 import type { CliContext } from '../answers/answer.js';
 import type { Trespass } from '../core/decisions/trespass.js';
+import type { Identity } from '../core/identity.js';
 import type { Lock } from '../core/lock.js';
+import { hostName } from '../host/process.js';
 import { globMatches, scopeFromPattern } from '../core/scope.js';
 import { findTree, storeDirFor } from '../host/tree.js';
 import type { HookAgent } from './hook-check.js';
@@ -229,6 +231,23 @@ function storeExists(root: string, env: Env): boolean {
   }
 }
 
+/**
+ * The hook's agent as a whole identity, so that the store does not look up the process tree for a
+ * holder (milliseconds on every shell call): these two decisions take no lock, so no process
+ * keeps anything and this one stands for none.
+ */
+function asked(agent: HookAgent): Identity {
+  return {
+    agentId: agent.agentId,
+    parentAgentId: agent.parentAgentId,
+    idSource: 'option',
+    parentSource: agent.parentAgentId ? 'option' : 'none',
+    holder: { host: hostName(), pid: process.pid, started: 'hook' },
+    holderName: 'hook',
+    warnings: [],
+  };
+}
+
 export interface ShellCall {
   /** Pairs a call's pre hook with its post hook: the tool call's id, else its session and command. */
   readonly key: string;
@@ -258,7 +277,7 @@ export async function stampShell(cli: CliContext, call: ShellCall): Promise<void
     });
     let locks: Lock[];
     try {
-      locks = await store.as({ agentId: agent.agentId, parentAgentId: agent.parentAgentId }).heldByOthers();
+      locks = await store.as(asked(agent)).heldByOthers();
     } finally {
       await store.close().catch(() => {});
     }
@@ -421,12 +440,10 @@ export async function checkAfterShell(cli: CliContext, key: string): Promise<str
       ...(backend === 'file' || backend === 'redis' ? { backend } : {}),
     });
     try {
-      await store
-        .as({ agentId: stamp.agent.agentId, parentAgentId: stamp.agent.parentAgentId })
-        .recordTrespass(
-          found.map((f) => ({ file: f.shown, lock: f.lock })),
-          stamp.command,
-        );
+      await store.as(asked(stamp.agent)).recordTrespass(
+        found.map((f) => ({ file: f.shown, lock: f.lock })),
+        stamp.command,
+      );
     } finally {
       await store.close().catch(() => {});
     }
