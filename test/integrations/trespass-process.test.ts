@@ -178,10 +178,12 @@ describe('a shell command that changes a file another agent holds', () => {
       ['claude-pre-tool-use', 'PreToolUse'],
       ['claude-post-tool-use', 'PostToolUse'],
     ] as const) {
-      const r = alock(['hooks', action], {}, bash(event, 'sess-free', 'toolu_f1', 'npm test 2>&1 | tail -5'), [
-        '--require',
-        loaded,
-      ]);
+      const r = alock(
+        ['hooks', action],
+        {},
+        bash(event, 'sess-free', 'toolu_f1', 'npm test 2>&1 | tail -5'),
+        ['--require', loaded],
+      );
       expect(r.status).toBe(0);
       expect(r.stdout).toBe('');
       expect(JSON.parse(r.stderr)).toEqual([]);
