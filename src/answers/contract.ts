@@ -100,6 +100,8 @@ export const LOCK_FIELDS = [
 export const WARNING_CODES = {
   W_OTHER_WORKTREE:
     'a path lock overlaps one held in another worktree of the same repository: a merge conflict is likely (fields: scope, worktree, branch, agent_id, intent, lock); AGENT_LOCK_WORKTREES=block makes it the answer other_worktree (exit 1), off silences it',
+  W_ENFORCE_AS_ROOT:
+    'acquire --enforce run as root (uid 0): root writes through read-only modes, so the frozen files stop only processes of other users',
 } as const;
 
 export function exitCodeFor(command: string, status: string): number {

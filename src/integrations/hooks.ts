@@ -16,6 +16,7 @@ import { harnessPostToolUse, postHarnessOfAction, preToolUseTold } from './tresp
 export { isDirectHook, runDirectHook } from './hook-direct.js';
 import {
   applyHooks,
+  HARNESS_NEEDS,
   harnessesFor,
   postCommand,
   hookCommand,
@@ -26,8 +27,8 @@ import {
 } from './harness-install.js';
 
 /** Ours, whichever way it was spelled (alock, agent-lock, npx, a node_modules/.bin path). */
-const OUR_HOOK = /(^|[\s/"'])(alock|agent-lock)["']?\s+hooks\s+claude-pre-tool-use(\s|$)/;
-const OUR_POST_HOOK = /(^|[\s/"'])(alock|agent-lock)["']?\s+hooks\s+claude-post-tool-use(\s|$)/;
+const OUR_HOOK = /(^|[\s/"'])(alock|agent-lock)(\.js)?["']?\s+hooks\s+claude-pre-tool-use(\s|$)/;
+const OUR_POST_HOOK = /(^|[\s/"'])(alock|agent-lock)(\.js)?["']?\s+hooks\s+claude-post-tool-use(\s|$)/;
 
 function treeRoot(cli: CliContext): string {
   const start = path.resolve(cli.io.cwd, cli.globals().dir ?? '.');
@@ -41,15 +42,30 @@ function treeRoot(cli: CliContext): string {
   }
 }
 
-function hasOurHook(entries: unknown[], ours = OUR_HOOK): boolean {
-  return entries.some(
-    (entry) =>
-      isObject(entry) &&
-      Array.isArray(entry.hooks) &&
-      entry.hooks.some(
-        (hook) => isObject(hook) && typeof hook.command === 'string' && ours.test(hook.command),
-      ),
+function isOurEntry(entry: unknown, ours = OUR_HOOK): boolean {
+  return (
+    isObject(entry) &&
+    Array.isArray(entry.hooks) &&
+    entry.hooks.some((hook) => isObject(hook) && typeof hook.command === 'string' && ours.test(hook.command))
   );
+}
+
+/**
+ * One hook list with our entry in it: appended when none of ours is there, else an older entry of
+ * ours (another command, other tools) replaced where it stands and any second one dropped.
+ * `current`: it was already exactly that, nothing to write.
+ */
+function placed(list: unknown[], entry: unknown, ours: RegExp): { list: unknown[]; current: boolean } {
+  const mine = list.filter((e) => isOurEntry(e, ours));
+  if (mine.length === 1 && JSON.stringify(mine[0]) === JSON.stringify(entry)) return { list, current: true };
+  const at = list.findIndex((e) => isOurEntry(e, ours));
+  return {
+    list:
+      at < 0
+        ? [...list, entry]
+        : list.flatMap((e, i) => (i === at ? [entry] : isOurEntry(e, ours) ? [] : [e])),
+    current: false,
+  };
 }
 
 function installClaude(cli: CliContext): Answer {
@@ -67,9 +83,12 @@ function installClaude(cli: CliContext): Answer {
   const command = hookCommand(root, cli.name);
   const after = postCommand(command);
   const extra = { hooks: { settings: shown, command, post: after, matcher: HOOKED_TOOLS.join('|') } };
-  const hasPre = hasOurHook(pre);
-  const hasPost = hasOurHook(post, OUR_POST_HOOK);
-  if (hasPre && hasPost) {
+  const entry = { matcher: HOOKED_TOOLS.join('|'), hooks: [{ type: 'command', command }] };
+  // After each call, the PostToolUse hook tells of held files a shell command changed anyway.
+  const postEntry = { matcher: HOOKED_TOOLS.join('|'), hooks: [{ type: 'command', command: after }] };
+  const preNow = placed(pre, entry, OUR_HOOK);
+  const postNow = placed(post, postEntry, OUR_POST_HOOK);
+  if (preNow.current && postNow.current) {
     return {
       command: 'hooks',
       status: 'unchanged',
@@ -81,17 +100,7 @@ function installClaude(cli: CliContext): Answer {
       extra,
     };
   }
-  const entry = { matcher: HOOKED_TOOLS.join('|'), hooks: [{ type: 'command', command }] };
-  // After each call, the PostToolUse hook tells of held files a shell command changed anyway.
-  const postEntry = { matcher: HOOKED_TOOLS.join('|'), hooks: [{ type: 'command', command: after }] };
-  const next = {
-    ...settings,
-    hooks: {
-      ...hooks,
-      PreToolUse: hasPre ? pre : [...pre, entry],
-      PostToolUse: hasPost ? post : [...post, postEntry],
-    },
-  };
+  const next = { ...settings, hooks: { ...hooks, PreToolUse: preNow.list, PostToolUse: postNow.list } };
   const body = `${JSON.stringify(next, null, text === null ? 2 : indentOf(text))}\n`;
   writeAtomically(file, body, lstatSafe(file)?.mode);
   return {
@@ -100,23 +109,23 @@ function installClaude(cli: CliContext): Answer {
     exitCode: 0,
     locks: [],
     conflicts: [],
-    message: `installed the ${[hasPre ? null : 'PreToolUse', hasPost ? null : 'PostToolUse'].filter(Boolean).join(' and ')} hook in ${shown}`,
+    message: `installed the ${[preNow.current ? null : 'PreToolUse', postNow.current ? null : 'PostToolUse'].filter(Boolean).join(' and ')} hook in ${shown}`,
     text: [
-      ...(hasPre
+      ...(preNow.current
         ? []
         : [
             `INSTALLED PreToolUse hook in ${shown}`,
             `  ${HOOKED_TOOLS.join(', ')} -> ${command}`,
             '  edits of files other agents hold are refused; each sub-agent runs shell commands with its own AGENT_ID',
           ]),
-      ...(hasPost
+      ...(postNow.current
         ? []
         : [
             `INSTALLED PostToolUse hook in ${shown}`,
             `  ${HOOKED_TOOLS.join(', ')} -> ${after}`,
             '  a held file a shell command changed anyway is recorded and told to both agents',
           ]),
-      'next: restart Claude Code (or review it in /hooks) so the hook is loaded',
+      ...HARNESS_NEEDS.claude,
     ],
     extra,
   };

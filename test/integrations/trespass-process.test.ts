@@ -67,6 +67,9 @@ function alock(args: string[], env: Record<string, string> = {}, input?: string,
   });
 }
 
+/** The other agent's Claude Code session (a random UUID, as Claude Code's): agent claude-5e1f0c3a. */
+const OTHER_SESSION = '5e1f0c3a-8b2d-4c6e-9a7f-1b3c5d7e9f00';
+
 /** A Claude Code Bash call's payload, before or after the call. */
 function bash(event: 'PreToolUse' | 'PostToolUse', session: string, id: string, command: string): string {
   return JSON.stringify({
@@ -93,13 +96,14 @@ describe('a shell command that changes a file another agent holds', () => {
     expect(alock(['acquire', 'src/held.ts', '-m', 'rename the export'], { AGENT_ID: 'holder' }).status).toBe(
       0,
     );
-    const command = `python3 -c "open('src/held.ts','w').write('export const held = 2;\\n')"`;
+    // The file's name is built inside Python (spelled backwards): no word of the command names it.
+    const command = `python3 -c "open('st.dleh/crs'[::-1],'w').write('export const held = 2;\\n')"`;
 
     // The harness's pre-tool hook: the command is not refused (no parser sees its write).
     const pre = alock(
       ['hooks', 'claude-pre-tool-use'],
       {},
-      bash('PreToolUse', 'sess-other', 'toolu_p1', command),
+      bash('PreToolUse', OTHER_SESSION, 'toolu_p1', command),
     );
     expect(pre.status).toBe(0);
     expect(pre.stdout).not.toContain('deny');
@@ -112,14 +116,14 @@ describe('a shell command that changes a file another agent holds', () => {
     const post = alock(
       ['hooks', 'claude-post-tool-use'],
       {},
-      bash('PostToolUse', 'sess-other', 'toolu_p1', command),
+      bash('PostToolUse', OTHER_SESSION, 'toolu_p1', command),
     );
     expect(post.status).toBe(0);
     expect(post.stderr).toBe('');
     const told = context(post.stdout);
     expect(told).toContain('your shell command changed src/held.ts');
     expect(told).toContain('holder holds src/held.ts, intent "rename the export"');
-    expect(told).toContain('You are claude-sess-oth');
+    expect(told).toContain('You are claude-5e1f0c3a');
     expect(told).toContain('git checkout -- src/held.ts');
 
     const log = alock(['--json', 'log'], { AGENT_ID: 'reader' });
@@ -133,14 +137,14 @@ describe('a shell command that changes a file another agent holds', () => {
       {
         type: 'trespassed',
         agent_id: 'holder',
-        by: 'claude-sess-oth',
+        by: 'claude-5e1f0c3a',
         scope: 'src/held.ts',
         files: ['src/held.ts'],
         reason: command,
       },
     ]);
     expect(alock(['log'], { AGENT_ID: 'reader' }).stdout).toMatch(
-      /TRESPASSED src\/held\.ts holder by claude-sess-oth .*: python3 -c .* \[src\/held\.ts\]/,
+      /TRESPASSED src\/held\.ts holder by claude-5e1f0c3a .*: python3 -c .* \[src\/held\.ts\]/,
     );
 
     // The holder's next hook call (an edit of something else) tells it; the one after does not.
@@ -156,7 +160,7 @@ describe('a shell command that changes a file another agent holds', () => {
       });
     const first = alock(['hooks', 'claude-post-tool-use'], { AGENT_ID: 'holder' }, holderCall('toolu_h1'));
     expect(context(first.stdout)).toContain(
-      'claude-sess-oth changed src/held.ts, which you hold (src/held.ts)',
+      'claude-5e1f0c3a changed src/held.ts, which you hold (src/held.ts)',
     );
     const second = alock(['hooks', 'claude-post-tool-use'], { AGENT_ID: 'holder' }, holderCall('toolu_h2'));
     expect(second.status).toBe(0);
@@ -181,7 +185,8 @@ describe('a shell command that changes a file another agent holds', () => {
       const r = alock(
         ['hooks', action],
         {},
-        bash(event, 'sess-free', 'toolu_f1', 'npm test 2>&1 | tail -5'),
+        // A Claude Code session id is a random UUID: named by its first 8 digits, no hash to load.
+        bash(event, 'f7ee0002-0000-4000-8000-000000000002', 'toolu_f1', 'npm test 2>&1 | tail -5'),
         ['--require', loaded],
       );
       expect(r.status).toBe(0);

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/run-cli.js';
+import { sessionAgentId } from '../../src/core/identity.js';
 import { openLocks } from '../../src/locks.js';
 import { shellKey } from '../../src/integrations/trespass-hooks.js';
 import { serveDashboard } from '../../src/ui/dashboard.js';
@@ -35,8 +36,11 @@ function fixture(harness: Harness): Fixture {
   return JSON.parse(readFileSync(file, 'utf8')) as Fixture;
 }
 
-/** A write no shell parser can see: the file is named inside a Python string. */
-const COMMAND = `python3 -c "open('src/a.ts','w').write('changed')"`;
+/**
+ * A write no shell parser can see: the file's name is built inside Python (spelled backwards), so
+ * no word of the command names it (a command that did would be refused before it ran).
+ */
+const COMMAND = `python3 -c "open('st.a/crs'[::-1],'w').write('changed')"`;
 
 let sandbox: Sandbox;
 let tmp: string;
@@ -326,7 +330,10 @@ describe('trespass', () => {
         else process.env[key] = saved[key];
       }
     }
-    expect(await trespasses()).toMatchObject([{ by: 'opencode-ses_plug', files: ['src/a.ts'] }]);
+    // OpenCode's time-ordered session ids are named by a hash of the whole id.
+    expect(await trespasses()).toMatchObject([
+      { by: sessionAgentId('opencode', 'ses_plugin_trespass'), files: ['src/a.ts'] },
+    ]);
   });
 
   it('pairs a Cline CLI call by its tool call id, whatever its command text', () => {
