@@ -154,7 +154,11 @@ function readPost(harness: PostHarness, p: Json): PostCall | null {
         : parent
           ? { harness, sessionId: parent, subAgentId: session }
           : { harness, sessionId: session };
-      const command = p.tool === 'bash' && typeof args.command === 'string' ? args.command : undefined;
+      // `bash` in 1.x, `shell` in 2.x: the same arguments.
+      const command =
+        (p.tool === 'bash' || p.tool === 'shell') && typeof args.command === 'string'
+          ? args.command
+          : undefined;
       return { command, caller };
     }
     case 'copilot': {
