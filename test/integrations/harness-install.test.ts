@@ -52,8 +52,8 @@ const EXISTING: Record<keyof typeof JSON_FILES, unknown> = {
 
 /** The program every installed hook runs: this node and this package's bin, by absolute path. */
 const PROGRAM = `${process.execPath} ${realpathSync(path.resolve('bin/alock.js'))}`;
-const runs = (harness: string) =>
-  new RegExp(`^${escapeRegExp(`${PROGRAM} hooks ${harness}-pre-tool-use`)} \\|\\| `);
+const runs = (harness: string, when: 'pre' | 'post' = 'pre') =>
+  new RegExp(`^${escapeRegExp(`${PROGRAM} hooks ${harness}-${when}-tool-use`)} \\|\\| `);
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 }
@@ -123,10 +123,17 @@ describe('hooks install: the shape each harness reads', () => {
             hooks: [{ type: 'command', command: expect.stringMatching(runs('codex')) }],
           },
         ],
+        PostToolUse: [
+          {
+            matcher: 'apply_patch|Bash',
+            hooks: [{ type: 'command', command: expect.stringMatching(runs('codex', 'post')) }],
+          },
+        ],
       },
     });
     const gemini = JSON.parse(read('.gemini/settings.json'));
     expect(gemini.hooks.BeforeTool[0].matcher).toBe('write_file|replace|run_shell_command');
+    expect(gemini.hooks.AfterTool[0].hooks[0].command).toMatch(runs('gemini', 'post'));
     const cursor = JSON.parse(read('.cursor/hooks.json'));
     expect(cursor.version).toBe(1);
     expect(cursor.hooks.preToolUse[0].command).toMatch(runs('cursor'));
@@ -135,11 +142,18 @@ describe('hooks install: the shape each harness reads', () => {
     expect(cursor.hooks.beforeShellExecution).toEqual([
       { command: expect.stringMatching(runs('cursor')), failClosed: true },
     ]);
+    // After the call nothing is refused any more: no failClosed there.
+    expect(cursor.hooks.afterShellExecution).toEqual([
+      { command: expect.stringMatching(runs('cursor', 'post')) },
+    ]);
     const copilot = JSON.parse(read('.github/hooks/agent-lock.json'));
     expect(copilot).toEqual({
       version: 1,
       hooks: {
         preToolUse: [{ type: 'command', bash: expect.stringMatching(runs('copilot')), timeoutSec: 30 }],
+        postToolUse: [
+          { type: 'command', bash: expect.stringMatching(runs('copilot', 'post')), timeoutSec: 30 },
+        ],
       },
     });
   });
@@ -179,11 +193,14 @@ describe('hooks install --for cline', () => {
     const file = path.join(sandbox.tree, '.clinerules/hooks/PreToolUse');
     expect(statSync(file).mode & 0o111).not.toBe(0);
     expect(read('.clinerules/hooks/PreToolUse')).toContain(`${PROGRAM} hooks cline-pre-tool-use && exit 0`);
+    expect(read('.clinerules/hooks/PostToolUse')).toContain(`exec ${PROGRAM} hooks cline-post-tool-use`);
+    expect(statSync(path.join(sandbox.tree, '.clinerules/hooks/PostToolUse')).mode & 0o111).not.toBe(0);
     expect((await sandbox.json('me', ['hooks', 'install', '--for', 'cline'])).body.status).toBe('unchanged');
     expect((await sandbox.json('me', ['hooks', 'uninstall', '--for', 'cline'])).body.status).toBe(
       'uninstalled',
     );
     expect(existsSync(file)).toBe(false);
+    expect(existsSync(path.join(sandbox.tree, '.clinerules/hooks/PostToolUse'))).toBe(false);
   });
 
   it("never replaces someone else's PreToolUse hook, nor removes it", async () => {
