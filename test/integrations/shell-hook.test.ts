@@ -167,6 +167,15 @@ describe('words that reach a held scope', () => {
     expect(pathMeetsScope(rel, scope, () => false)).toBe(expected);
   });
 
+  it('lets the commit every agent makes skip the grammar, held locks or not', () => {
+    const commit = 'git commit -m "$(cat <<\'EOF\'\nFix the loop\nEOF\n)"';
+    expect(wordsReach(commit, root, root, [], facts).kind).toBe('none');
+    expect(wordsReach(commit, root, root, HELD, facts).kind).toBe('none');
+    expect(
+      wordsReach('git checkout main 2>&1 | tail -3 && echo "$(date)"', root, root, HELD, facts).kind,
+    ).toBe('unsure');
+  });
+
   // Whenever the grammar finds a target in a held scope, some word reaches it too: the hook may skip
   // the grammar when none does.
   it.each([...REFUSED, ...ALLOWED, 'cd src/lib && cd .. && echo x > a.ts', 'cp x.ts docs', 'rm -rf .'])(
