@@ -497,6 +497,18 @@ async function commandWrites(
     }
     case 'dd':
       return at(known(args.filter((a) => a?.startsWith('of=')).map((a) => a!.slice(3))));
+    case 'apply_patch':
+    case 'applypatch': {
+      // Codex's patch format, as an argument or (most often) a here-document on stdin: the files
+      // are named in it (`*** Update File: PATH`), read here from an argument, else opaque.
+      const patch = args.find((a) => a?.includes('*** '));
+      if (patch === undefined || patch === null) {
+        ctx.opaque = true;
+        return [];
+      }
+      const files = [...patch.matchAll(/^\*\*\* (?:Update|Add|Delete) File: (.+)$|^\*\*\* Move to: (.+)$/gm)];
+      return at(files.map((m) => (m[1] ?? m[2]!).trim()));
+    }
     case 'git':
       return gitWrites(args, cwd, ctx);
     default:

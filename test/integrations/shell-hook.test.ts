@@ -97,6 +97,8 @@ const REFUSED = [
   'patch -p1 < fix.diff',
   'awk -i inplace 1 src/a.ts',
   "eval 'rm src/a.ts'",
+  // Codex's apply_patch through its shell tool.
+  "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: src/a.ts\n@@\n-export const a = 1;\n+export const a = 2;\n*** End Patch\nEOF",
   // Shapes the light reader answers on its own.
   'cd src && echo x >> a.ts 2>&1',
   'npm run build 2>&1 | tee src/a.ts',
