@@ -9,18 +9,7 @@
  * call's pre hook to its post hook, a notice until its holder's hook reads it; both are bounded in
  * number and age. With no store in the tree, or no lock of another agent in it, nothing is written.
  */
-import {
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
-import os from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { CliContext } from '../answers/answer.js';
 import type { Trespass } from '../core/decisions/trespass.js';
@@ -31,6 +20,9 @@ import { globMatches, scopeFromPattern } from '../core/scope.js';
 import { findTree, storeDirFor } from '../host/tree.js';
 import type { HookAgent } from './hook-check.js';
 import { shellQuote } from './hook-check.js';
+import { keyName, prune, trespassDir, writeWhole } from './trespass-folder.js';
+
+export { keyName, trespassDir } from './trespass-folder.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -45,47 +37,8 @@ const STAMP_MS = 12 * 60 * 60 * 1000;
 const MAX_VISITED = 20_000;
 /** A notice whose holder never called a hook again (a person, a script) is dropped after this. */
 const NOTICE_MS = 24 * 60 * 60 * 1000;
-/** At most this many stamps or notices are kept: the oldest go first. */
-const MAX_KEPT = 256;
 /** A command is recorded up to this long. */
 const MAX_COMMAND = 1000;
-
-/**
- * The folder of this user's stamps and notices: `<tmp>/agent-lock-<uid>`, made private (0700).
- * One that is not a real folder of this user (a link, another user's) is never used: null.
- */
-export function trespassDir(env: Env, create: boolean): string | null {
-  const uid = typeof process.getuid === 'function' ? process.getuid() : null;
-  const dir = path.join(env.TMPDIR || os.tmpdir(), `agent-lock-${uid ?? 'user'}`);
-  try {
-    const stat = lstatSync(dir);
-    if (!stat.isDirectory() || (uid !== null && stat.uid !== uid)) return null;
-    return dir;
-  } catch {
-    if (!create) return null;
-  }
-  try {
-    mkdirSync(dir, { mode: 0o700 });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return null;
-  }
-  return trespassDir(env, false);
-}
-
-/**
- * A file name for `key`: two FNV-1a hashes of it (64 bits), not node:crypto, which the hook's
- * path on a free call never loads.
- */
-export function keyName(key: string): string {
-  let a = 0x811c9dc5;
-  let b = 0x01000193 ^ 0x5bd1e995;
-  for (let i = 0; i < key.length; i++) {
-    const c = key.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193) >>> 0;
-    b = Math.imul(b ^ c, 0x5bd1e995) >>> 0;
-  }
-  return a.toString(16).padStart(8, '0') + b.toString(16).padStart(8, '0');
-}
 
 interface FileStamp {
   readonly file: string;
@@ -188,35 +141,6 @@ function heldFiles(
     }
   });
   return { files, cut };
-}
-
-/** Writes `body` to `file` whole (aside, then renamed over): a reader never sees half a stamp. */
-function writeWhole(file: string, body: string): void {
-  const temp = `${file}.${process.pid}.tmp`;
-  writeFileSync(temp, body, { mode: 0o600 });
-  renameSync(temp, file);
-}
-
-/** Drops entries of `dir` older than `maxAge` (by the time in their name or mtime), and the oldest past MAX_KEPT. */
-function prune(dir: string, maxAge: number, now: number): void {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return;
-  }
-  const aged = names
-    .map((name) => {
-      try {
-        return { name, at: statSync(path.join(dir, name)).mtimeMs };
-      } catch {
-        return { name, at: 0 };
-      }
-    })
-    .sort((x, y) => y.at - x.at);
-  aged.forEach((entry, i) => {
-    if (i >= MAX_KEPT || now - entry.at > maxAge) rmSync(path.join(dir, entry.name), { force: true });
-  });
 }
 
 /**
