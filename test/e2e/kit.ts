@@ -189,6 +189,8 @@ export function runHarness(
 export function keepRecordings(sb: Sandbox, harness: string, version: string): void {
   if (!existsSync(sb.payloads)) return;
   const dir = path.join(RECORDINGS, `${harness}-${version}`);
+  // What this run saw, not what an earlier run of another script left.
+  rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   for (const name of readdirSync(sb.payloads).sort()) {
     const text = readFileSync(path.join(sb.payloads, name), 'utf8');
@@ -196,7 +198,18 @@ export function keepRecordings(sb: Sandbox, harness: string, version: string): v
     let tool = 'call';
     try {
       const value = JSON.parse(text) as Record<string, unknown>;
-      const t = value.tool_name ?? value.toolName ?? value.tool ?? value.name;
+      const nested = (key: string) => {
+        const v = value[key];
+        return typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {};
+      };
+      const t =
+        value.tool_name ??
+        value.toolName ??
+        value.tool ??
+        nested('preToolUse').toolName ??
+        nested('tool_call').name ??
+        nested('tool_result').name ??
+        value.name;
       if (typeof t === 'string') tool = t.replace(/[^\w.-]/g, '_');
     } catch {
       tool = 'unparsed';
