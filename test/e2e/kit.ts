@@ -189,9 +189,8 @@ export function runHarness(
 export function keepRecordings(sb: Sandbox, harness: string, version: string): void {
   if (!existsSync(sb.payloads)) return;
   const dir = path.join(RECORDINGS, `${harness}-${version}`);
-  // What this run saw, not what an earlier run of another script left.
-  rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
+  const seen = new Set<string>();
   for (const name of readdirSync(sb.payloads).sort()) {
     const text = readFileSync(path.join(sb.payloads, name), 'utf8');
     const event = name.replace(/^\d+-/, '').replace(/\.json$/, '');
@@ -215,7 +214,9 @@ export function keepRecordings(sb: Sandbox, harness: string, version: string): v
       tool = 'unparsed';
     }
     const out = path.join(dir, `${event}--${tool}.json`);
-    if (!existsSync(out)) writeFileSync(out, text.endsWith('\n') ? text : `${text}\n`);
+    // The newest run's payload of each kind (a run of a few cases leaves the others as they were).
+    if (!seen.has(out)) writeFileSync(out, text.endsWith('\n') ? text : `${text}\n`);
+    seen.add(out);
   }
 }
 

@@ -44,8 +44,10 @@ export interface HarnessDef {
   edit(tools: readonly string[], wire: Wire, file: string, before: string, after: string): ToolCall[];
   /** The tool calls that run a shell command. */
   shell(tools: readonly string[], wire: Wire, command: string): ToolCall[];
+  /** More held shell writes this harness has of its own (each must be refused like held-echo). */
+  readonly extraHeldShell?: Readonly<Record<string, string>>;
   /** A case known to fail, with the reason (it still runs, and must fail: `it.fails`). */
-  readonly knownFailing?: Partial<Record<CaseName, string>>;
+  readonly knownFailing?: Partial<Record<string, string>>;
 }
 
 export type CaseName = 'held-edit' | 'free-edit' | 'held-echo' | 'held-sed' | 'own-acquire';
@@ -132,7 +134,7 @@ export function harnessSuite(def: HarnessDef): void {
       expect(results, `the refusal does not name the holder\n${describeRun(run)}`).toContain(heldBy);
     }
 
-    const cases: Array<[CaseName, () => Promise<void>]> = [
+    const cases: Array<[string, () => Promise<void>]> = [
       [
         'held-edit',
         async () => {
@@ -193,6 +195,17 @@ export function harnessSuite(def: HarnessDef): void {
         },
       ],
     ];
+
+    for (const [name, command] of Object.entries(def.extraHeldShell ?? {})) {
+      cases.push([
+        name,
+        async () => {
+          const run = await session(name, (tools, wire) => def.shell(tools, wire, command));
+          expect(read(sb, 'src/a.ts'), describeRun(run)).toBe(FILE_A);
+          expectRefusalReached(run);
+        },
+      ]);
+    }
 
     for (const [name, body] of cases) {
       const known = def.knownFailing?.[name];
