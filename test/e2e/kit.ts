@@ -218,8 +218,45 @@ export function keepRecordings(sb: Sandbox, harness: string, version: string): v
     if (!seen.has(out)) writeFileSync(out, text.endsWith('\n') ? text : `${text}\n`);
     seen.add(out);
   }
+  // Kept in the repository's own JSON format, so `npm run format:check` stays clean after a run.
+  try {
+    execFileSync(path.join(REPO_ROOT, 'node_modules', '.bin', 'biome'), ['format', '--write', dir], {
+      stdio: 'ignore',
+    });
+  } catch {
+    // an unformatted recording is still a true one
+  }
+}
+
+/**
+ * Ends what a harness left running in this sandbox (Cline CLI starts a hub daemon that outlives the
+ * session), found by the sandbox's own path in its command line, each by its process id.
+ */
+function endLeftovers(sb: Sandbox): void {
+  let pids: string[] = [];
+  try {
+    pids = readdirSync('/proc').filter((p) => /^\d+$/.test(p));
+  } catch {
+    return;
+  }
+  for (const pid of pids) {
+    if (Number(pid) === process.pid) continue;
+    let cmdline = '';
+    try {
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      continue;
+    }
+    if (!cmdline.includes(sb.base)) continue;
+    try {
+      process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
 }
 
 export function cleanup(sb: Sandbox): void {
+  endLeftovers(sb);
   rmSync(sb.base, { recursive: true, force: true });
 }
