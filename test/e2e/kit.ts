@@ -190,22 +190,73 @@ export function keepRecordings(sb: Sandbox, harness: string, version: string): v
   if (!existsSync(sb.payloads)) return;
   const dir = path.join(RECORDINGS, `${harness}-${version}`);
   mkdirSync(dir, { recursive: true });
+  const seen = new Set<string>();
   for (const name of readdirSync(sb.payloads).sort()) {
     const text = readFileSync(path.join(sb.payloads, name), 'utf8');
     const event = name.replace(/^\d+-/, '').replace(/\.json$/, '');
     let tool = 'call';
     try {
       const value = JSON.parse(text) as Record<string, unknown>;
-      const t = value.tool_name ?? value.toolName ?? value.tool ?? value.name;
+      const nested = (key: string) => {
+        const v = value[key];
+        return typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {};
+      };
+      const t =
+        value.tool_name ??
+        value.toolName ??
+        value.tool ??
+        nested('preToolUse').toolName ??
+        nested('tool_call').name ??
+        nested('tool_result').name ??
+        value.name;
       if (typeof t === 'string') tool = t.replace(/[^\w.-]/g, '_');
     } catch {
       tool = 'unparsed';
     }
     const out = path.join(dir, `${event}--${tool}.json`);
-    if (!existsSync(out)) writeFileSync(out, text.endsWith('\n') ? text : `${text}\n`);
+    // The newest run's payload of each kind (a run of a few cases leaves the others as they were).
+    if (!seen.has(out)) writeFileSync(out, text.endsWith('\n') ? text : `${text}\n`);
+    seen.add(out);
+  }
+  // Kept in the repository's own JSON format, so `npm run format:check` stays clean after a run.
+  try {
+    execFileSync(path.join(REPO_ROOT, 'node_modules', '.bin', 'biome'), ['format', '--write', dir], {
+      stdio: 'ignore',
+    });
+  } catch {
+    // an unformatted recording is still a true one
+  }
+}
+
+/**
+ * Ends what a harness left running in this sandbox (Cline CLI starts a hub daemon that outlives the
+ * session), found by the sandbox's own path in its command line, each by its process id.
+ */
+function endLeftovers(sb: Sandbox): void {
+  let pids: string[] = [];
+  try {
+    pids = readdirSync('/proc').filter((p) => /^\d+$/.test(p));
+  } catch {
+    return;
+  }
+  for (const pid of pids) {
+    if (Number(pid) === process.pid) continue;
+    let cmdline = '';
+    try {
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      continue;
+    }
+    if (!cmdline.includes(sb.base)) continue;
+    try {
+      process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      // already gone
+    }
   }
 }
 
 export function cleanup(sb: Sandbox): void {
+  endLeftovers(sb);
   rmSync(sb.base, { recursive: true, force: true });
 }
