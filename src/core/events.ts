@@ -21,6 +21,7 @@ export const EVENT_TYPES = [
   'broken',
   'frozen',
   'thawed',
+  'claimed',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -187,7 +187,7 @@ export async function claudePreToolUse(cli: CliContext): Promise<Answer> {
         return hookAnswer('allowed', null, 'allowed: command left as is', {});
       }
       // A command that visibly writes a file another agent holds is refused, as an Edit would be.
-      const writes = await checkShell(cli, command, base, () => hookAgent(payload, cli.io.env));
+      const writes = await checkShell(cli, command, base, () => hookAgent(payload, cli.io.env), 'Bash');
       if (writes.kind === 'deny') return badSetting ?? claudeAnswer(writes);
       // A command that cannot take or check a lock needs no identity: it goes as it is.
       if (!NEEDS_IDENTITY.test(command)) return claudeAnswer(writes);
@@ -216,7 +216,9 @@ export async function claudePreToolUse(cli: CliContext): Promise<Answer> {
       if (typeof raw !== 'string' || raw.trim() === '') {
         return failed(cli, `${payload.tool_name} names no file_path or notebook_path`);
       }
-      return claudeAnswer(await checkFiles(cli, [raw], hookAgent(payload, cli.io.env), base));
+      return claudeAnswer(
+        await checkFiles(cli, [raw], hookAgent(payload, cli.io.env), base, payload.tool_name),
+      );
     }
     return hookAnswer('allowed', null, `allowed: ${payload.tool_name} is not checked`, {});
   } catch (error) {

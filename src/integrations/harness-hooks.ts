@@ -433,12 +433,13 @@ export async function harnessPreToolUse(cli: CliContext, name: HarnessName): Pro
       });
     const base = callBase(cli, call.cwd);
     if (call.kind === 'shell') {
-      const decision = await checkShell(cli, call.command, base, agent);
+      const decision = await checkShell(cli, call.command, base, agent, call.tool);
       // Only a command that writes a file is decided: `ls` goes, whatever the setting.
       if (bad !== null && decision.kind === 'deny') return answer(harness, bad);
       return answer(harness, decision);
     }
-    return answer(harness, await checkFiles(cli, call.files, agent(), base));
+    // The same decision that checks the files claims them for the agent (claims on edit).
+    return answer(harness, await checkFiles(cli, call.files, agent(), base, call.tool));
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
     return answer(harness, couldNotDecide(env, why));

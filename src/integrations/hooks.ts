@@ -11,6 +11,7 @@ import { makeDirs } from '../host/make-dirs.js';
 import { findTree } from '../host/tree.js';
 import { claudePreToolUse, HOOKED_TOOLS } from './claude-hook.js';
 import { harnessOfAction, harnessPreToolUse } from './harness-hooks.js';
+import { endOfAction } from './harness-names.js';
 
 export { isDirectHook, runDirectHook } from './hook-direct.js';
 import {
@@ -123,6 +124,7 @@ export async function hooksCommand(
   if (action === 'claude-pre-tool-use') return claudePreToolUse(cli);
   const harness = harnessOfAction(action);
   if (harness !== null) return harnessPreToolUse(cli, harness);
+  if (endOfAction(action) !== null) return (await import('./turn-end.js')).endOfTurn(cli, action);
   if (action !== 'install' && action !== 'uninstall') {
     throw new AgentLockError('E_USAGE', `unknown hooks action ${JSON.stringify(action)}`, {
       hint: `${cli.name} hooks install --for claude|codex|gemini|cursor|opencode|copilot|cline|all, or ${cli.name} hooks install --git`,
