@@ -76,19 +76,28 @@ const TARGETS: Record<Installable, Target> = {
     kind: 'json',
     file: '.claude/settings.json',
     base: {},
-    entries: (command) => [matcherEntry('PreToolUse', HOOKED_TOOLS.join('|'), command)],
+    entries: (command) => [
+      matcherEntry('PreToolUse', HOOKED_TOOLS.join('|'), command),
+      ...endEntries('claude', command),
+    ],
   },
   codex: {
     kind: 'json',
     file: '.codex/hooks.json',
     base: {},
-    entries: (command) => [matcherEntry('PreToolUse', 'apply_patch|Bash', command)],
+    entries: (command) => [
+      matcherEntry('PreToolUse', 'apply_patch|Bash', command),
+      ...endEntries('codex', command),
+    ],
   },
   gemini: {
     kind: 'json',
     file: '.gemini/settings.json',
     base: {},
-    entries: (command) => [matcherEntry('BeforeTool', 'write_file|replace|run_shell_command', command)],
+    entries: (command) => [
+      matcherEntry('BeforeTool', 'write_file|replace|run_shell_command', command),
+      ...endEntries('gemini', command),
+    ],
   },
   cursor: {
     kind: 'json',
@@ -100,6 +109,7 @@ const TARGETS: Record<Installable, Target> = {
         entry: { command, matcher: 'Write|Edit|StrReplace|MultiEdit|Delete|EditNotebook' },
       },
       { event: 'beforeShellExecution', entry: { command } },
+      ...endEntries('cursor', command),
     ],
   },
   copilot: {
@@ -108,6 +118,7 @@ const TARGETS: Record<Installable, Target> = {
     base: { version: 1 },
     entries: (command) => [
       { event: 'preToolUse', entry: { type: 'command', bash: command, timeoutSec: 30 } },
+      ...endEntries('copilot', command),
     ],
   },
   opencode: {
@@ -124,6 +135,49 @@ const TARGETS: Record<Installable, Target> = {
     executable: true,
   },
 };
+
+/**
+ * The events at which each harness's agent ends its turn (or session), each verified in the
+ * harness's own documentation or source: their hook ends the claims the agent's edits took
+ * (docs/claims.md). Cline's and OpenCode's are in their hook files (not JSON settings).
+ */
+const END_EVENTS: Partial<Record<Installable, readonly (readonly [string, 'turn' | 'session'])[]>> = {
+  claude: [
+    ['Stop', 'turn'],
+    ['SubagentStop', 'turn'],
+    ['SessionEnd', 'session'],
+  ],
+  codex: [['Stop', 'turn']],
+  gemini: [
+    ['AfterAgent', 'turn'],
+    ['SessionEnd', 'session'],
+  ],
+  cursor: [['stop', 'turn']],
+  copilot: [
+    ['agentStop', 'turn'],
+    ['sessionEnd', 'session'],
+  ],
+};
+
+/** The turn-end (or session-end) runtime beside a harness's pre-tool-use command. */
+export function endCommand(command: string, harness: string, when: 'turn' | 'session'): string {
+  return command.replace(`${harness}-pre-tool-use`, `${harness}-${when}-end`);
+}
+
+/** A harness's end-of-turn hook entries; none when claims are off (`--no-claim`): nothing to end. */
+function endEntries(harness: Installable, command: string): JsonEntry[] {
+  if (command.endsWith(' --no-claim')) return [];
+  return (END_EVENTS[harness] ?? []).map(([event, when]) => {
+    const run = endCommand(command, harness, when);
+    const entry: Json =
+      harness === 'cursor'
+        ? { command: run }
+        : harness === 'copilot'
+          ? { type: 'command', bash: run, timeoutSec: 30 }
+          : { hooks: [{ type: 'command', command: run }] };
+    return { event, entry };
+  });
+}
 
 /**
  * Whether a harness is set up here, for `alock doctor`: its folder missing (not used in this tree),
@@ -153,7 +207,9 @@ export function hookState(
 
 /** Ours, whichever way the program was spelled (alock, agent-lock, npx, a node_modules/.bin path). */
 function ourHook(harness: Installable): RegExp {
-  return new RegExp(`(^|[\\s/"'])(alock|agent-lock)["']?\\s+hooks\\s+${harness}-pre-tool-use(\\s|$|")`);
+  return new RegExp(
+    `(^|[\\s/"'])(alock|agent-lock)["']?\\s+hooks\\s+${harness}-(pre-tool-use|turn-end|session-end)(\\s|$|")`,
+  );
 }
 
 function isOurs(harness: Installable, entry: unknown): boolean {
@@ -176,9 +232,10 @@ export function hookCommand(root: string, name: string): string {
  * The runtime command a harness runs: the program on PATH (the other harnesses set no project
  * variable every hook can rely on, and the files are meant to be committed, so no absolute path).
  */
-function runtimeCommand(cli: CliContext, root: string, harness: Installable): string {
-  if (harness === 'claude') return hookCommand(root, cli.name);
-  return `${cli.name} hooks ${harness}-pre-tool-use`;
+function runtimeCommand(cli: CliContext, root: string, harness: Installable, noClaim = false): string {
+  const flag = noClaim ? ' --no-claim' : '';
+  if (harness === 'claude') return `${hookCommand(root, cli.name)}${flag}`;
+  return `${cli.name} hooks ${harness}-pre-tool-use${flag}`;
 }
 
 function lstatSafe(p: string): Stats | null {
@@ -348,9 +405,10 @@ function applyHook(
   harness: Installable,
   install: boolean,
   write: boolean,
+  noClaim = false,
 ): Outcome {
   const target = TARGETS[harness];
-  const command = runtimeCommand(cli, root, harness);
+  const command = runtimeCommand(cli, root, harness, noClaim);
   return target.kind === 'json'
     ? applyJson(root, harness, target, command, install, write)
     : applyFile(root, harness, target, command, install, write);
@@ -396,10 +454,12 @@ export function applyHooks(
   root: string,
   harnesses: readonly Installable[],
   install: boolean,
+  options: { noClaim?: boolean } = {},
 ): Answer {
+  const noClaim = options.noClaim === true;
   // Every file is read and checked first: a bad one stops the run before anything is written.
-  for (const h of harnesses) applyHook(cli, root, h, install, false);
-  const outcomes = harnesses.map((h) => applyHook(cli, root, h, install, true));
+  for (const h of harnesses) applyHook(cli, root, h, install, false, noClaim);
+  const outcomes = harnesses.map((h) => applyHook(cli, root, h, install, true, noClaim));
   const changed = outcomes.some((o) => o.status === 'installed' || o.status === 'uninstalled');
   const status = install ? (changed ? 'installed' : 'unchanged') : changed ? 'uninstalled' : 'absent';
   const text = outcomes.map((o) => `${WORD[o.status]} ${o.harness} hook in ${o.file}`);

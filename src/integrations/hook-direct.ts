@@ -24,7 +24,7 @@ export interface DirectIo {
 /** True when `argv` is a hook call this path answers (else the caller runs the full CLI). */
 export function isDirectHook(argv: readonly string[]): boolean {
   return (
-    argv.length === 2 &&
+    (argv.length === 2 || (argv.length === 3 && argv[2] === '--no-claim')) &&
     argv[0] === 'hooks' &&
     (argv[1] === 'claude-pre-tool-use' ||
       harnessOfAction(argv[1] ?? '') !== null ||

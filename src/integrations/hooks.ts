@@ -16,6 +16,7 @@ import { endOfAction } from './harness-names.js';
 export { isDirectHook, runDirectHook } from './hook-direct.js';
 import {
   applyHooks,
+  endCommand,
   harnessesFor,
   hookCommand,
   indentOf,
@@ -39,6 +40,30 @@ function treeRoot(cli: CliContext): string {
   }
 }
 
+/** Claude Code's turn and session ends, whose hook ends the agent's claims (docs/claims.md). */
+const CLAUDE_ENDS = [
+  ['Stop', 'turn'],
+  ['SubagentStop', 'turn'],
+  ['SessionEnd', 'session'],
+] as const;
+
+/** Our end hook is in the list already (its command, however the program is spelled). */
+function hasOurEnd(entries: unknown[], command: string): boolean {
+  const action = / hooks (claude-[a-z]+-end)/.exec(command)?.[1] ?? '';
+  return entries.some(
+    (entry) =>
+      isObject(entry) &&
+      Array.isArray(entry.hooks) &&
+      entry.hooks.some(
+        (hook) =>
+          isObject(hook) &&
+          typeof hook.command === 'string' &&
+          /(alock|agent-lock)["']?\s+hooks\s+/.test(hook.command) &&
+          hook.command.includes(action),
+      ),
+  );
+}
+
 function hasOurHook(entries: unknown[]): boolean {
   return entries.some(
     (entry) =>
@@ -50,7 +75,7 @@ function hasOurHook(entries: unknown[]): boolean {
   );
 }
 
-function installClaude(cli: CliContext): Answer {
+function installClaude(cli: CliContext, noClaim: boolean): Answer {
   const root = treeRoot(cli);
   const shown = path.join(root, '.claude', 'settings.json');
   // A symlinked settings file is written through (the link and where it points are kept).
@@ -60,9 +85,20 @@ function installClaude(cli: CliContext): Answer {
   if (!isObject(hooks)) throw malformed(shown, '"hooks" is not an object', 'Claude Code');
   const pre = hooks.PreToolUse ?? [];
   if (!Array.isArray(pre)) throw malformed(shown, '"hooks.PreToolUse" is not a list', 'Claude Code');
-  const command = hookCommand(root, cli.name);
+  const command = `${hookCommand(root, cli.name)}${noClaim ? ' --no-claim' : ''}`;
   const extra = { hooks: { settings: shown, command, matcher: HOOKED_TOOLS.join('|') } };
-  if (hasOurHook(pre)) {
+  // The turn-end hooks that end the claims the agent's edits took (none with --no-claim).
+  const ends = noClaim
+    ? []
+    : CLAUDE_ENDS.map(([event, when]) => ({ event, command: endCommand(command, 'claude', when) }));
+  for (const { event } of ends) {
+    if (hooks[event] !== undefined && !Array.isArray(hooks[event]))
+      throw malformed(shown, `"hooks.${event}" is not a list`, 'Claude Code');
+  }
+  const missingEnds = ends.filter(
+    ({ event, command: run }) => !hasOurEnd((hooks[event] as unknown[] | undefined) ?? [], run),
+  );
+  if (hasOurHook(pre) && missingEnds.length === 0) {
     return {
       command: 'hooks',
       status: 'unchanged',
@@ -75,7 +111,15 @@ function installClaude(cli: CliContext): Answer {
     };
   }
   const entry = { matcher: HOOKED_TOOLS.join('|'), hooks: [{ type: 'command', command }] };
-  const next = { ...settings, hooks: { ...hooks, PreToolUse: [...pre, entry] } };
+  const nextHooks: Record<string, unknown> = { ...hooks };
+  if (!hasOurHook(pre)) nextHooks.PreToolUse = [...pre, entry];
+  for (const { event, command: run } of missingEnds) {
+    nextHooks[event] = [
+      ...((hooks[event] as unknown[] | undefined) ?? []),
+      { hooks: [{ type: 'command', command: run }] },
+    ];
+  }
+  const next = { ...settings, hooks: nextHooks };
   const body = `${JSON.stringify(next, null, text === null ? 2 : indentOf(text))}\n`;
   writeAtomically(file, body, lstatSafe(file)?.mode);
   return {
@@ -89,6 +133,12 @@ function installClaude(cli: CliContext): Answer {
       `INSTALLED PreToolUse hook in ${shown}`,
       `  ${HOOKED_TOOLS.join(', ')} -> ${command}`,
       '  edits of files other agents hold are refused; each sub-agent runs shell commands with its own AGENT_ID',
+      ...(noClaim
+        ? ['  --no-claim: edits only check, and claim nothing']
+        : [
+            `  ${CLAUDE_ENDS.map(([event]) => event).join(', ')} -> ${endCommand(command, 'claude', 'turn')} (or -session-end)`,
+            '  an edit claims the file it writes until the turn ends (AGENT_LOCK_CLAIM=off turns that off)',
+          ]),
       'next: restart Claude Code (or review it in /hooks) so the hook is loaded',
     ],
     extra,
@@ -121,6 +171,12 @@ export async function hooksCommand(
   action: string,
   opts: Record<string, unknown>,
 ): Promise<Answer> {
+  if (opts.claim === false && action !== 'install' && action !== 'uninstall') {
+    // `hooks <harness>-pre-tool-use --no-claim` (installed by `hooks install --no-claim`): the
+    // hook only checks, as AGENT_LOCK_CLAIM=off says.
+    const io = { ...cli.io, env: { ...cli.io.env, AGENT_LOCK_CLAIM: 'off' } };
+    cli = Object.create(cli, { io: { value: io } }) as CliContext;
+  }
   if (action === 'claude-pre-tool-use') return claudePreToolUse(cli);
   const harness = harnessOfAction(action);
   if (harness !== null) return harnessPreToolUse(cli, harness);
@@ -147,6 +203,8 @@ export async function hooksCommand(
   const root = treeRoot(cli);
   const harnesses = harnessesFor(cli, root, opts.for);
   // Claude alone keeps its own wording (and its settings file checks); every other case is generic.
-  if (action === 'install' && harnesses.length === 1 && harnesses[0] === 'claude') return installClaude(cli);
-  return applyHooks(cli, root, harnesses, action === 'install');
+  const noClaim = opts.claim === false;
+  if (action === 'install' && harnesses.length === 1 && harnesses[0] === 'claude')
+    return installClaude(cli, noClaim);
+  return applyHooks(cli, root, harnesses, action === 'install', { noClaim });
 }

@@ -7,6 +7,14 @@
  */
 export function opencodePlugin(command: string): string {
   const [program, ...args] = command.split(' ');
+  // The end of a session's turn (session.idle) or of the session (session.deleted) ends the claims
+  // its edits took (docs/claims.md); with --no-claim there are none.
+  const ends = args.includes('--no-claim')
+    ? {}
+    : {
+        'session.idle': args.map((a) => a.replace('opencode-pre-tool-use', 'opencode-turn-end')),
+        'session.deleted': args.map((a) => a.replace('opencode-pre-tool-use', 'opencode-session-end')),
+      };
   return `// agent-lock: refuses edits of files other agents hold. Written by \`alock hooks install --for opencode\`;
 // \`alock hooks uninstall --for opencode\` removes it. The decision is made by: ${command}
 import { spawnSync } from 'node:child_process';
@@ -28,7 +36,19 @@ export const AgentLock = async ({ client, directory }) => {
     }
     return parents.get(sessionID);
   };
+  const ENDS = ${JSON.stringify(ends)};
   return {
+    event: async ({ event }) => {
+      const endArgs = ENDS[event?.type];
+      const sessionID = event?.properties?.sessionID ?? event?.properties?.info?.id;
+      if (!endArgs || !sessionID) return;
+      const payload = { sessionID, directory, event: event.type };
+      const parentSessionID = event?.properties?.info?.parentID ?? (await parentOf(sessionID));
+      if (parentSessionID) payload.parentSessionID = parentSessionID;
+      const program = process.env.AGENT_LOCK_BIN || ${JSON.stringify(program)};
+      // Never in the way of the session: a claim left behind ends with its lease or its process.
+      spawnSync(program, endArgs, { input: JSON.stringify(payload), encoding: 'utf8' });
+    },
     'tool.execute.before': async (input, output) => {
       if (!CHECKED.has(input.tool)) return;
       const payload = {

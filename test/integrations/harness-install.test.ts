@@ -106,19 +106,75 @@ describe('hooks install: the shape each harness reads', () => {
             hooks: [{ type: 'command', command: 'alock hooks codex-pre-tool-use' }],
           },
         ],
+        // The turn's end ends the claims the agent's edits took.
+        Stop: [{ hooks: [{ type: 'command', command: 'alock hooks codex-turn-end' }] }],
       },
     });
     const gemini = JSON.parse(read('.gemini/settings.json'));
     expect(gemini.hooks.BeforeTool[0].matcher).toBe('write_file|replace|run_shell_command');
+    expect(gemini.hooks.AfterAgent).toEqual([
+      { hooks: [{ type: 'command', command: 'alock hooks gemini-turn-end' }] },
+    ]);
+    expect(gemini.hooks.SessionEnd).toEqual([
+      { hooks: [{ type: 'command', command: 'alock hooks gemini-session-end' }] },
+    ]);
     const cursor = JSON.parse(read('.cursor/hooks.json'));
     expect(cursor.version).toBe(1);
     expect(cursor.hooks.preToolUse[0].command).toBe('alock hooks cursor-pre-tool-use');
     expect(cursor.hooks.beforeShellExecution).toEqual([{ command: 'alock hooks cursor-pre-tool-use' }]);
+    expect(cursor.hooks.stop).toEqual([{ command: 'alock hooks cursor-turn-end' }]);
     const copilot = JSON.parse(read('.github/hooks/agent-lock.json'));
     expect(copilot).toEqual({
       version: 1,
-      hooks: { preToolUse: [{ type: 'command', bash: 'alock hooks copilot-pre-tool-use', timeoutSec: 30 }] },
+      hooks: {
+        preToolUse: [{ type: 'command', bash: 'alock hooks copilot-pre-tool-use', timeoutSec: 30 }],
+        agentStop: [{ type: 'command', bash: 'alock hooks copilot-turn-end', timeoutSec: 30 }],
+        sessionEnd: [{ type: 'command', bash: 'alock hooks copilot-session-end', timeoutSec: 30 }],
+      },
     });
+  });
+
+  it('--no-claim installs hooks that only check, with no turn-end hook, for Claude Code too', async () => {
+    const r = await sandbox.run('me', ['hooks', 'install', '--for', 'codex', '--no-claim']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(read('.codex/hooks.json')).hooks).toEqual({
+      PreToolUse: [
+        {
+          matcher: 'apply_patch|Bash',
+          hooks: [{ type: 'command', command: 'alock hooks codex-pre-tool-use --no-claim' }],
+        },
+      ],
+    });
+    expect((await sandbox.run('me', ['hooks', 'install', '--for', 'claude', '--no-claim'])).code).toBe(0);
+    const claude = JSON.parse(read('.claude/settings.json'));
+    expect(Object.keys(claude.hooks)).toEqual(['PreToolUse']);
+    expect(claude.hooks.PreToolUse[0].hooks[0].command).toBe('alock hooks claude-pre-tool-use --no-claim');
+    // The installed command's flag turns claims off: the edit goes through and claims nothing.
+    let stdout = '';
+    const { runCli } = await import('../../src/cli/run-cli.js');
+    const code = await runCli(['hooks', 'claude-pre-tool-use', '--no-claim'], {
+      stdout: (t) => {
+        stdout += t;
+      },
+      stderr: () => {},
+      env: sandbox.envFor('x', { AGENT_ID: undefined }),
+      cwd: sandbox.tree,
+      isTTY: false,
+      stdin: async () =>
+        JSON.stringify({
+          session_id: 'noclaim1',
+          hook_event_name: 'PreToolUse',
+          tool_name: 'Edit',
+          tool_input: { file_path: path.join(sandbox.tree, 'src', 'a.ts') },
+          cwd: sandbox.tree,
+        }),
+    });
+    expect(code).toBe(0);
+    expect(stdout).toBe('');
+    expect((await sandbox.json('me', ['list'])).body.locks).toEqual([]);
+    // Uninstall takes every entry of ours out again.
+    expect((await sandbox.run('me', ['hooks', 'uninstall', '--for', 'claude,codex'])).code).toBe(0);
+    expect(existsSync(path.join(sandbox.tree, '.codex/hooks.json'))).toBe(false);
   });
 
   it('--for all installs for the harnesses whose folder exists, and only those', async () => {
