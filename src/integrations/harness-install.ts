@@ -409,9 +409,39 @@ function applyHook(
 ): Outcome {
   const target = TARGETS[harness];
   const command = runtimeCommand(cli, root, harness, noClaim);
-  return target.kind === 'json'
-    ? applyJson(root, harness, target, command, install, write)
-    : applyFile(root, harness, target, command, install, write);
+  const main =
+    target.kind === 'json'
+      ? applyJson(root, harness, target, command, install, write)
+      : applyFile(root, harness, target, command, install, write);
+  // Hook files of their own that end the agent's claims (Cline's task end): none with --no-claim.
+  const ends = noClaim && install ? [] : (END_FILES[harness] ?? []);
+  const statuses = [
+    main.status,
+    ...ends.map(
+      ({ file, when }) =>
+        applyFile(root, harness, endFile(file), endCommand(command, harness, when), install, write).status,
+    ),
+  ];
+  const changed = install ? 'installed' : 'uninstalled';
+  return statuses.includes(changed) ? { ...main, status: changed } : main;
+}
+
+/** Cline runs a hook file per event: its task's end (complete or cancelled) ends the task's claims. */
+const END_FILES: Partial<Record<Installable, readonly { file: string; when: 'turn' | 'session' }[]>> = {
+  cline: [
+    { file: '.clinerules/hooks/TaskComplete', when: 'session' },
+    { file: '.clinerules/hooks/TaskCancel', when: 'session' },
+  ],
+};
+
+function endFile(file: string): FileTarget {
+  return {
+    kind: 'file',
+    file,
+    body: (command) =>
+      `#!/bin/sh\n# agent-lock: ends the claims this task's edits took (alock hooks install --for cline).\nexec ${command}\n`,
+    executable: true,
+  };
 }
 
 const WORD: Record<Outcome['status'], string> = {

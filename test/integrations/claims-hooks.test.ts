@@ -199,3 +199,30 @@ describe('claims of Claude Code sub-agents', () => {
     expect(await claims()).toEqual([]);
   });
 });
+
+describe('claims of shell writes', () => {
+  it('a shell command that writes a file claims it for the agent, as an edit does', async () => {
+    const bash = (command: string, env: Json = {}) =>
+      hook(
+        'claude-pre-tool-use',
+        JSON.stringify({
+          session_id: CLAUDE_SESSION,
+          cwd: sandbox.tree,
+          hook_event_name: 'PreToolUse',
+          tool_name: 'Bash',
+          tool_input: { command },
+        }),
+        env,
+      );
+    expect(refused(await bash('echo x > src/sh.ts'))).toBe(false);
+    const listed = await sandbox.json('watcher', ['list']);
+    expect(listed.body.locks.map((l) => [l.scope, l.claim])).toEqual([
+      ['src/sh.ts', expect.objectContaining({ tool: 'Bash' })],
+    ]);
+    const other = await bash('echo y >> src/sh.ts', { AGENT_ID: 'other-agent' });
+    expect(refused(other)).toBe(true);
+    // A command that writes nothing claims nothing.
+    expect(refused(await bash('ls src', { AGENT_ID: 'other-agent' }))).toBe(false);
+    expect((await sandbox.json('watcher', ['list'])).body.locks).toHaveLength(1);
+  });
+});

@@ -212,11 +212,17 @@ describe('hooks install --for cline', () => {
     const file = path.join(sandbox.tree, '.clinerules/hooks/PreToolUse');
     expect(statSync(file).mode & 0o111).not.toBe(0);
     expect(read('.clinerules/hooks/PreToolUse')).toContain('exec alock hooks cline-pre-tool-use');
+    // The task's end (completed or cancelled) ends the claims its edits took.
+    for (const end of ['TaskComplete', 'TaskCancel']) {
+      expect(statSync(path.join(sandbox.tree, '.clinerules/hooks', end)).mode & 0o111).not.toBe(0);
+      expect(read(`.clinerules/hooks/${end}`)).toContain('exec alock hooks cline-session-end');
+    }
     expect((await sandbox.json('me', ['hooks', 'install', '--for', 'cline'])).body.status).toBe('unchanged');
     expect((await sandbox.json('me', ['hooks', 'uninstall', '--for', 'cline'])).body.status).toBe(
       'uninstalled',
     );
     expect(existsSync(file)).toBe(false);
+    expect(existsSync(path.join(sandbox.tree, '.clinerules/hooks/TaskComplete'))).toBe(false);
   });
 
   it("never replaces someone else's PreToolUse hook, nor removes it", async () => {
