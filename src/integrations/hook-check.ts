@@ -370,7 +370,18 @@ async function checkFileIn(
       );
     }
     let conflicts = outcome.conflicts;
-    if (wait > 0) {
+    if (wait > 0 && claim !== null) {
+      // Wait in the same fair line as `acquire --wait`, as this agent; the file, once granted,
+      // becomes this agent's claim in the same step: it keeps what it waited for.
+      const waited = await locks.claim(file, { tool: claim.tool, leaseMs: claim.leaseMs, wait });
+      if (waited.status === 'claimed' || waited.status === 'mine') {
+        return allow(`allowed: ${shown} came free while waiting (AGENT_LOCK_HOOK_WAIT) and is claimed`, {
+          file: shown,
+          agent,
+        });
+      }
+      if (waited.conflicts.length > 0) conflicts = waited.conflicts;
+    } else if (wait > 0) {
       // Wait in the same fair line as `acquire --wait`, as this agent; once the file is ours, give
       // it straight back and let the edit go: the hook pauses, it does not claim.
       const waited = await locks.acquire(file, { wait, intent: 'waiting to edit (AGENT_LOCK_HOOK_WAIT)' });

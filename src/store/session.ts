@@ -16,6 +16,7 @@ import {
   decideBreak,
   decideCheck,
   decideClaim,
+  decideClaimLocks,
   decideClaimsEnd,
   decideLeave,
   decideLeaseCheck,
@@ -85,6 +86,11 @@ export interface ClaimOptions {
   leaseMs?: number;
   /** An embedded store may answer a claim that changes nothing from its log as it stands (check's). */
   cached?: boolean;
+  /**
+   * Seconds to wait in the fair line (acquire's) while another agent holds a file; once it is
+   * granted it becomes the caller's claim in one step (`claimed`). Past the deadline: `held`.
+   */
+  wait?: number;
 }
 
 /** Fifteen minutes since the agent's last edit of the file. */
@@ -322,10 +328,20 @@ export function createSession(core: StoreCore, identity: Identity): Session {
           : claimed;
       };
       const domains = targetDomains(targets);
-      if (opts.cached === true && store.kind === 'file') {
-        return run(decide, { cached: 'whole', domains });
-      }
-      return run(decide, { domains });
+      const first =
+        opts.cached === true && store.kind === 'file'
+          ? await run(decide, { cached: 'whole', domains })
+          : await run(decide, { domains });
+      const wait = checkedWait(opts.wait);
+      if (first.status !== 'held' || wait === 0) return first;
+      const waited = await acquire(scopes, { wait, intent: `waiting to edit (${claimReq.tool})` });
+      if (waited.status === 'already_mine') return { ...waited, status: 'mine' };
+      if (waited.status !== 'acquired') return { ...waited, status: 'held' };
+      const ids = waited.locks.map((l) => l.id);
+      return run(
+        (state, ctx) => decideClaimLocks(state, ctx, { ids, tool: claimReq.tool, leaseMs: claimReq.leaseMs }),
+        { domains },
+      );
     },
     async endClaims(reason) {
       // Most turns end with no claim to end: the embedded store answers that from its log, without

@@ -148,3 +148,41 @@ export function decideClaimsEnd(
     ),
   );
 }
+
+/**
+ * The caller's own locks `ids` (just granted to a wait in line for an edit) become claims in one
+ * step: same id, fence and token, now marked as a claim with its idle lease. There is no instant
+ * at which the file is free between the wait and the claim.
+ */
+export function decideClaimLocks(
+  state: StoreState,
+  ctx: DecisionContext,
+  req: { ids: readonly string[]; tool: string; leaseMs: number },
+): Decided<Outcome<ClaimStatus>> {
+  const d = Decision.open(state, ctx);
+  const { now, caller } = ctx;
+  const mine = d
+    .locks()
+    .filter((r) => req.ids.includes(r.id) && r.status === 'active' && r.agent_id === caller.agentId);
+  // Gone meanwhile (reaped, broken): nothing to keep, and the edit must not go on unguarded.
+  if (mine.length < req.ids.length) return d.done(outcome('held'));
+  const claimed = mine.map((record) => {
+    const claim: LockRecord = {
+      ...record,
+      intent: `editing (${req.tool})`,
+      updated_at: now,
+      expires_at: now + req.leaseMs,
+      ttl_seconds: Math.ceil(req.leaseMs / 1000),
+      claim: { tool: req.tool, last_edit_at: now },
+    };
+    d.put(claim);
+    d.record('claimed', claim);
+    return claim;
+  });
+  return d.done(
+    outcome(
+      'claimed',
+      claimed.map((r) => d.view(r)),
+    ),
+  );
+}
