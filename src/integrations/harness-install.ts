@@ -21,6 +21,7 @@ import { AgentLockError } from '../core/errors.js';
 import { makeDirs } from '../host/make-dirs.js';
 import { HOOKED_TOOLS } from './claude-hook.js';
 import { opencodePlugin } from './opencode-plugin.js';
+import { END_FILES, endCommand, endEntries, endFile } from './turn-end-install.js';
 
 export const INSTALLABLE = ['claude', 'codex', 'gemini', 'cursor', 'opencode', 'copilot', 'cline'] as const;
 export type Installable = (typeof INSTALLABLE)[number];
@@ -135,49 +136,6 @@ const TARGETS: Record<Installable, Target> = {
     executable: true,
   },
 };
-
-/**
- * The events at which each harness's agent ends its turn (or session), each verified in the
- * harness's own documentation or source: their hook ends the claims the agent's edits took
- * (docs/claims.md). Cline's and OpenCode's are in their hook files (not JSON settings).
- */
-const END_EVENTS: Partial<Record<Installable, readonly (readonly [string, 'turn' | 'session'])[]>> = {
-  claude: [
-    ['Stop', 'turn'],
-    ['SubagentStop', 'turn'],
-    ['SessionEnd', 'session'],
-  ],
-  codex: [['Stop', 'turn']],
-  gemini: [
-    ['AfterAgent', 'turn'],
-    ['SessionEnd', 'session'],
-  ],
-  cursor: [['stop', 'turn']],
-  copilot: [
-    ['agentStop', 'turn'],
-    ['sessionEnd', 'session'],
-  ],
-};
-
-/** The turn-end (or session-end) runtime beside a harness's pre-tool-use command. */
-export function endCommand(command: string, harness: string, when: 'turn' | 'session'): string {
-  return command.replace(`${harness}-pre-tool-use`, `${harness}-${when}-end`);
-}
-
-/** A harness's end-of-turn hook entries; none when claims are off (`--no-claim`): nothing to end. */
-function endEntries(harness: Installable, command: string): JsonEntry[] {
-  if (command.endsWith(' --no-claim')) return [];
-  return (END_EVENTS[harness] ?? []).map(([event, when]) => {
-    const run = endCommand(command, harness, when);
-    const entry: Json =
-      harness === 'cursor'
-        ? { command: run }
-        : harness === 'copilot'
-          ? { type: 'command', bash: run, timeoutSec: 30 }
-          : { hooks: [{ type: 'command', command: run }] };
-    return { event, entry };
-  });
-}
 
 /**
  * Whether a harness is set up here, for `alock doctor`: its folder missing (not used in this tree),
@@ -424,24 +382,6 @@ function applyHook(
   ];
   const changed = install ? 'installed' : 'uninstalled';
   return statuses.includes(changed) ? { ...main, status: changed } : main;
-}
-
-/** Cline runs a hook file per event: its task's end (complete or cancelled) ends the task's claims. */
-const END_FILES: Partial<Record<Installable, readonly { file: string; when: 'turn' | 'session' }[]>> = {
-  cline: [
-    { file: '.clinerules/hooks/TaskComplete', when: 'session' },
-    { file: '.clinerules/hooks/TaskCancel', when: 'session' },
-  ],
-};
-
-function endFile(file: string): FileTarget {
-  return {
-    kind: 'file',
-    file,
-    body: (command) =>
-      `#!/bin/sh\n# agent-lock: ends the claims this task's edits took (alock hooks install --for cline).\nexec ${command}\n`,
-    executable: true,
-  };
 }
 
 const WORD: Record<Outcome['status'], string> = {

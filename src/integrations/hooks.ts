@@ -12,11 +12,11 @@ import { findTree } from '../host/tree.js';
 import { claudePreToolUse, HOOKED_TOOLS } from './claude-hook.js';
 import { harnessOfAction, harnessPreToolUse } from './harness-hooks.js';
 import { endOfAction } from './harness-names.js';
+import { endCommand } from './turn-end-install.js';
 
 export { isDirectHook, runDirectHook } from './hook-direct.js';
 import {
   applyHooks,
-  endCommand,
   harnessesFor,
   hookCommand,
   indentOf,
