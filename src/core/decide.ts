@@ -7,6 +7,7 @@
 export type { EventType, StoreEvent } from './events.js';
 export { decideAcquire } from './decisions/acquire.js';
 export {
+  type ClaimOutcome,
   type ClaimRequest,
   type ClaimStatus,
   decideClaim,

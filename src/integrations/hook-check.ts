@@ -374,6 +374,10 @@ async function checkFileIn(
       // Wait in the same fair line as `acquire --wait`, as this agent; the file, once granted,
       // becomes this agent's claim in the same step: it keeps what it waited for.
       const waited = await locks.claim(file, { tool: claim.tool, leaseMs: claim.leaseMs, wait });
+      if (waited.cycle !== undefined) {
+        const reason = `agent-lock: ${shown} is claimed by another agent that is waiting for a file you hold, so neither wait could end: ${waited.cycle.join('; ')}. You are ${agent.agentId}. Do not wait: finish or release what you hold (${cli.name} release --all), or work on something else.`;
+        return deny(reason, { file: shown, agent, cycle: waited.cycle }, waited.conflicts);
+      }
       if (waited.status === 'claimed' || waited.status === 'mine') {
         return allow(`allowed: ${shown} came free while waiting (AGENT_LOCK_HOOK_WAIT) and is claimed`, {
           file: shown,

@@ -9,6 +9,7 @@ import {
   type BreakStatus,
   type Caller,
   type CheckStatus,
+  type ClaimOutcome,
   type ClaimStatus,
   type Decided,
   type DecisionContext,
@@ -138,7 +139,7 @@ export interface Session {
   claim(
     scopes: string | readonly string[],
     options: ClaimOptions,
-  ): Promise<Outcome<ClaimStatus | 'other_worktree'>>;
+  ): Promise<Outcome<ClaimStatus | 'other_worktree'> & { readonly cycle?: ClaimOutcome['cycle'] }>;
   /** Ends the caller's claims and its children's (its turn or session ended); never its locks. */
   endClaims(reason: string): Promise<Outcome<'released'>>;
   /**
@@ -312,7 +313,7 @@ export function createSession(core: StoreCore, identity: Identity): Session {
       const decide = (
         state: StoreState,
         ctx: DecisionContext,
-      ): Decided<Outcome<ClaimStatus | 'other_worktree'>> => {
+      ): Decided<Outcome<ClaimStatus | 'other_worktree'> & { readonly cycle?: ClaimOutcome['cycle'] }> => {
         const claimed = decideClaim(state, ctx, claimReq);
         if (claimed.result.status === 'held' || where.checkout === null || where.policy === 'off')
           return claimed;
@@ -333,7 +334,8 @@ export function createSession(core: StoreCore, identity: Identity): Session {
           ? await run(decide, { cached: 'whole', domains })
           : await run(decide, { domains });
       const wait = checkedWait(opts.wait);
-      if (first.status !== 'held' || wait === 0) return first;
+      // A wait that could never end (its holder waits for one of ours) is refused at once.
+      if (first.status !== 'held' || wait === 0 || first.cycle !== undefined) return first;
       const waited = await acquire(scopes, { wait, intent: `waiting to edit (${claimReq.tool})` });
       if (waited.status === 'already_mine') return { ...waited, status: 'mine' };
       if (waited.status !== 'acquired') return { ...waited, status: 'held' };

@@ -226,3 +226,36 @@ describe('claims of shell writes', () => {
     expect((await sandbox.json('watcher', ['list'])).body.locks).toHaveLength(1);
   });
 });
+
+describe('waiting for a claim', () => {
+  it('refuses at once, naming the cycle, a wait for an agent that waits for this one', async () => {
+    const as = (session: string, rel: string) =>
+      JSON.stringify({
+        session_id: session,
+        cwd: sandbox.tree,
+        hook_event_name: 'PreToolUse',
+        tool_name: 'Edit',
+        tool_input: { file_path: path.join(sandbox.tree, rel) },
+      });
+    const wait = { AGENT_LOCK_HOOK_WAIT: '60' };
+    expect(refused(await hook('claude-pre-tool-use', as('aaaa0001', 'src/a.ts')))).toBe(false);
+    expect(refused(await hook('claude-pre-tool-use', as('bbbb0002', 'src/b.ts')))).toBe(false);
+    // A waits for B's file...
+    const aWaits = hook('claude-pre-tool-use', as('aaaa0001', 'src/b.ts'), wait);
+    for (;;) {
+      if (((await sandbox.json('watcher', ['list'])).body.waiting as unknown[]).length > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    // ...so B's wait for A's file could never end: refused at once, not after 60 s.
+    const bOut = await hook('claude-pre-tool-use', as('bbbb0002', 'src/a.ts'), wait);
+    expect(refused(bOut)).toBe(true);
+    expect(bOut).toContain('claude-aaaa0001 waits for src/b.ts, which claude-bbbb0002 holds');
+    // B's turn ends: A's wait is granted and becomes A's claim.
+    await hook(
+      'claude-turn-end',
+      JSON.stringify({ session_id: 'bbbb0002', cwd: sandbox.tree, hook_event_name: 'Stop' }),
+    );
+    expect(refused(await aWaits)).toBe(false);
+    expect((await claims()).sort()).toEqual(['src/a.ts claude-aaaa0001', 'src/b.ts claude-aaaa0001']);
+  });
+});

@@ -28,23 +28,53 @@ export interface ClaimRequest {
   readonly checkout?: Checkout;
 }
 
+/** A claim's answer; `cycle`: why waiting for it would never end (see waitCycle). */
+export interface ClaimOutcome extends Outcome<ClaimStatus> {
+  readonly cycle?: readonly string[];
+}
+
+/**
+ * Holders of `conflicts` that wait in line themselves for something the caller holds: waiting for
+ * them would never end (each waits for the other until its deadline), so the caller is told at once.
+ * One line per such wait: `A waits for src/b.ts, which B holds`.
+ */
+function waitCycle(d: Decision, conflicts: readonly LockRecord[]): string[] {
+  const { caller } = d.ctx;
+  const holders = new Set(conflicts.map((r) => r.agent_id));
+  const lines: string[] = [];
+  for (const ticket of d.tickets()) {
+    if (!holders.has(ticket.agent_id)) continue;
+    const waiter = { agentId: ticket.agent_id, parentAgentId: ticket.parent_agent_id, holder: caller.holder };
+    const target = { scope: recordScope(ticket), tree: ticket.tree };
+    const mine = scan(d, waiter, [target], ticket.mode, NO_TICKETS).conflicts.filter(
+      (r) => r.agent_id === caller.agentId,
+    );
+    for (const lock of mine)
+      lines.push(
+        `${ticket.agent_id} waits for ${ticket.scope}, which ${caller.agentId} holds (${lock.scope})`,
+      );
+  }
+  return lines;
+}
+
 export function decideClaim(
   state: StoreState,
   ctx: DecisionContext,
   req: ClaimRequest,
-): Decided<Outcome<ClaimStatus>> {
+): Decided<ClaimOutcome> {
   const d = Decision.open(state, ctx);
   const { caller, now } = ctx;
   // Held means held by a lock: a queued request holds nothing yet (as check).
   const found = scan(d, caller, req.targets, 'exclusive', NO_TICKETS);
-  if (found.conflicts.length > 0)
-    return d.done(
-      outcome(
-        'held',
-        [],
-        found.conflicts.map((r) => d.view(r)),
-      ),
+  if (found.conflicts.length > 0) {
+    const held = outcome(
+      'held' as const,
+      [],
+      found.conflicts.map((r) => d.view(r)),
     );
+    const cycle = waitCycle(d, found.conflicts);
+    return d.done(cycle.length > 0 ? { ...held, cycle } : held);
+  }
   const kept: LockRecord[] = [];
   const claimed: LockRecord[] = [];
   req.targets.forEach((target, i) => {
