@@ -22,13 +22,14 @@ import {
   checkFiles,
   checkShell,
   couldNotDecide,
+  deny,
   type HookAgent,
   type HookDecision,
   shellQuote,
 } from './hook-check.js';
 
 const EDIT_TOOLS = new Set(['Edit', 'Write', 'MultiEdit', 'NotebookEdit']);
-export const HOOKED_TOOLS = ['Bash', ...EDIT_TOOLS] as const;
+export const HOOKED_TOOLS = ['Bash', 'PowerShell', ...EDIT_TOOLS] as const;
 
 /**
  * The payload as PayloadSchema reads it, when it is plainly well formed (as every call from Claude
@@ -181,10 +182,40 @@ export async function claudePreToolUse(cli: CliContext): Promise<Answer> {
   const badSetting = badDecision === null ? null : claudeAnswer(badDecision);
   try {
     const base = callBase(cli, payload.cwd);
-    if (payload.tool_name === 'Bash') {
+    if (payload.tool_name === 'Bash' || payload.tool_name === 'PowerShell') {
       const command = payload.tool_input.command;
-      if (typeof command !== 'string' || command.trim() === '') {
-        return hookAnswer('allowed', null, 'allowed: command left as is', {});
+      // Not a string: no shell runs it as it stands, and nothing in it can be checked.
+      if (typeof command !== 'string') {
+        const got =
+          command === undefined
+            ? 'missing'
+            : command === null
+              ? 'null'
+              : Array.isArray(command)
+                ? 'an array'
+                : typeof command === 'object'
+                  ? 'an object'
+                  : `a ${typeof command}`;
+        return claudeAnswer(
+          deny(
+            `agent-lock: this ${payload.tool_name} call's command is ${got}, not a string, so agent-lock cannot tell which files it writes; send the command as one string.`,
+            { error: 'command' },
+          ),
+        );
+      }
+      if (command.trim() === '') return hookAnswer('allowed', null, 'allowed: command left as is', {});
+      if (payload.tool_name === 'PowerShell') {
+        // Loaded only for PowerShell calls; its identity is not rewritten (no `export` there).
+        const { checkPowerShell } = await import('./powershell-writes.js');
+        const decision = await checkPowerShell(
+          cli,
+          command,
+          base,
+          () => hookAgent(payload, cli.io.env),
+          'PowerShell',
+        );
+        if (decision.kind === 'deny') return badSetting ?? claudeAnswer(decision);
+        return claudeAnswer(decision);
       }
       // A command that visibly writes a file another agent holds is refused, as an Edit would be.
       const writes = await checkShell(cli, command, base, () => hookAgent(payload, cli.io.env), 'Bash');

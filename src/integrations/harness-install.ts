@@ -19,9 +19,13 @@ import path from 'node:path';
 import type { Answer, CliContext } from '../answers/answer.js';
 import { AgentLockError } from '../core/errors.js';
 import { makeDirs } from '../host/make-dirs.js';
+import { findTree, storeDirFor } from '../host/tree.js';
 import { HOOKED_TOOLS } from './claude-hook.js';
+import { clineScript, HARNESS_NEEDS, runtimeCommand } from './hook-program.js';
 import { opencodePlugin } from './opencode-plugin.js';
-import { END_FILES, endCommand, endEntries, endFile } from './turn-end-install.js';
+import { END_FILES, endCommand, endEntries, endEvents, endFile } from './turn-end-install.js';
+
+export { HARNESS_NEEDS, hookCommand, hookProgram } from './hook-program.js';
 
 export const INSTALLABLE = ['claude', 'codex', 'gemini', 'cursor', 'opencode', 'copilot', 'cline'] as const;
 export type Installable = (typeof INSTALLABLE)[number];
@@ -77,40 +81,32 @@ const TARGETS: Record<Installable, Target> = {
     kind: 'json',
     file: '.claude/settings.json',
     base: {},
-    entries: (command) => [
-      matcherEntry('PreToolUse', HOOKED_TOOLS.join('|'), command),
-      ...endEntries('claude', command),
-    ],
+    entries: (command) => [matcherEntry('PreToolUse', HOOKED_TOOLS.join('|'), command)],
   },
   codex: {
     kind: 'json',
     file: '.codex/hooks.json',
     base: {},
-    entries: (command) => [
-      matcherEntry('PreToolUse', 'apply_patch|Bash', command),
-      ...endEntries('codex', command),
-    ],
+    entries: (command) => [matcherEntry('PreToolUse', 'apply_patch|Bash', command)],
   },
   gemini: {
     kind: 'json',
     file: '.gemini/settings.json',
     base: {},
-    entries: (command) => [
-      matcherEntry('BeforeTool', 'write_file|replace|run_shell_command', command),
-      ...endEntries('gemini', command),
-    ],
+    entries: (command) => [matcherEntry('BeforeTool', 'write_file|replace|run_shell_command', command)],
   },
   cursor: {
     kind: 'json',
     file: '.cursor/hooks.json',
     base: { version: 1 },
     entries: (command) => [
+      // failClosed: a hook that crashes, times out or answers nonsense blocks the call (Cursor's
+      // default lets it through).
       {
         event: 'preToolUse',
-        entry: { command, matcher: 'Write|Edit|StrReplace|MultiEdit|Delete|EditNotebook' },
+        entry: { command, matcher: 'Write|Edit|StrReplace|MultiEdit|Delete|EditNotebook', failClosed: true },
       },
-      { event: 'beforeShellExecution', entry: { command } },
-      ...endEntries('cursor', command),
+      { event: 'beforeShellExecution', entry: { command, failClosed: true } },
     ],
   },
   copilot: {
@@ -119,7 +115,6 @@ const TARGETS: Record<Installable, Target> = {
     base: { version: 1 },
     entries: (command) => [
       { event: 'preToolUse', entry: { type: 'command', bash: command, timeoutSec: 30 } },
-      ...endEntries('copilot', command),
     ],
   },
   opencode: {
@@ -131,8 +126,7 @@ const TARGETS: Record<Installable, Target> = {
   cline: {
     kind: 'file',
     file: '.clinerules/hooks/PreToolUse',
-    body: (command) =>
-      `#!/bin/sh\n# agent-lock: refuses edits of files other agents hold (alock hooks install --for cline).\nexec ${command}\n`,
+    body: (command) => clineScript(command),
     executable: true,
   },
 };
@@ -163,37 +157,27 @@ export function hookState(
   return ourHook(harness).test(text) ? 'installed' : 'missing';
 }
 
-/** Ours, whichever way the program was spelled (alock, agent-lock, npx, a node_modules/.bin path). */
+/** The text of a harness's hook file (for `alock doctor`), or null when there is none. */
+export function hookText(root: string, harness: Installable): string | null {
+  try {
+    return readFileSync(path.join(root, TARGETS[harness].file), 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Ours, whichever way the program was spelled (alock, agent-lock, npx, a node_modules/.bin path,
+ * node and the package's bin/alock.js).
+ */
 function ourHook(harness: Installable): RegExp {
   return new RegExp(
-    `(^|[\\s/"'])(alock|agent-lock)["']?\\s+hooks\\s+${harness}-(pre-tool-use|turn-end|session-end)(\\s|$|")`,
+    `(^|[\\s/"'])(alock|agent-lock)(\\.js)?["']?\\s+hooks\\s+${harness}-(pre-tool-use|turn-end|session-end)(\\s|$|")`,
   );
 }
 
 function isOurs(harness: Installable, entry: unknown): boolean {
   return ourHook(harness).test(JSON.stringify(entry));
-}
-
-/**
- * The command Claude Code runs. A copy installed in the project is called by its path under
- * $CLAUDE_PROJECT_DIR (set by Claude Code for hooks): no PATH needed, and none of the few hundred
- * milliseconds `npx` would add to every tool call. Otherwise the program on PATH.
- */
-export function hookCommand(root: string, name: string): string {
-  if (existsSync(path.join(root, 'node_modules', '.bin', name))) {
-    return `"$CLAUDE_PROJECT_DIR"/node_modules/.bin/${name} hooks claude-pre-tool-use`;
-  }
-  return `${name} hooks claude-pre-tool-use`;
-}
-
-/**
- * The runtime command a harness runs: the program on PATH (the other harnesses set no project
- * variable every hook can rely on, and the files are meant to be committed, so no absolute path).
- */
-function runtimeCommand(cli: CliContext, root: string, harness: Installable, noClaim = false): string {
-  const flag = noClaim ? ' --no-claim' : '';
-  if (harness === 'claude') return `${hookCommand(root, cli.name)}${flag}`;
-  return `${cli.name} hooks ${harness}-pre-tool-use${flag}`;
 }
 
 function lstatSafe(p: string): Stats | null {
@@ -283,22 +267,38 @@ function applyJson(
   command: string,
   install: boolean,
   write: boolean,
+  ends: { readonly entries: readonly JsonEntry[]; readonly strip: readonly string[] },
 ): Outcome {
   const shown = path.join(root, target.file);
   // A symlinked settings file is written through (the link and where it points are kept).
   const file = lstatSafe(shown)?.isSymbolicLink() ? realpathSync(shown) : shown;
   const { text, value } = readJson(shown, file);
-  const entries = target.entries(command);
-  const events = entries.map((e) => e.event);
+  // The pre-tool entries, the turn-end entries beside them (claims), and the events whose entries
+  // of ours go (the turn ends, installed --no-claim: there is no claim to end).
+  const entries = [...target.entries(command), ...ends.entries];
+  const strip = ends.strip.filter((event) => !entries.some((e) => e.event === event));
+  const events = [...entries.map((e) => e.event), ...strip];
   const settings: Json = text === null ? { ...target.base } : value;
   const hooks = hookLists(shown, settings, events);
   const nextHooks: Json = { ...hooks };
   let changed = false;
-  for (const { event, entry } of entries) {
+  const todo = [
+    ...entries.map((e) => ({ ...e, remove: !install })),
+    ...strip.map((event) => ({ event, entry: {}, remove: true })),
+  ];
+  for (const { event, entry, remove } of todo) {
     const list = (hooks[event] as unknown[] | undefined) ?? [];
-    if (install) {
-      if (list.some((e) => isOurs(harness, e))) continue;
-      nextHooks[event] = [...list, entry];
+    if (!remove) {
+      // Ours already there: kept where it is, rewritten when its command or shape has changed
+      // (`hooks install` again refreshes the absolute paths).
+      const at = list.findIndex((e) => isOurs(harness, e));
+      if (at >= 0 && sameJson(list[at], entry) && list.filter((e) => isOurs(harness, e)).length === 1) {
+        continue;
+      }
+      nextHooks[event] =
+        at < 0
+          ? [...list, entry]
+          : list.flatMap((e, i) => (i === at ? [entry] : isOurs(harness, e) ? [] : [e]));
       changed = true;
     } else {
       const kept = list.filter((e) => !isOurs(harness, e));
@@ -367,21 +367,106 @@ function applyHook(
 ): Outcome {
   const target = TARGETS[harness];
   const command = runtimeCommand(cli, root, harness, noClaim);
+  // The turn-end hooks that end the agent's claims, by the same absolute program (never failing
+  // closed). Installed --no-claim, ours of an earlier install are taken out: nothing to end.
+  const claiming = install && !noClaim;
   const main =
     target.kind === 'json'
-      ? applyJson(root, harness, target, command, install, write)
+      ? applyJson(root, harness, target, command, install, write, {
+          entries: claiming || !install ? endEntries(harness, cli.name) : [],
+          strip: claiming ? [] : endEvents(harness),
+        })
       : applyFile(root, harness, target, command, install, write);
-  // Hook files of their own that end the agent's claims (Cline's task end): none with --no-claim.
-  const ends = noClaim && install ? [] : (END_FILES[harness] ?? []);
+  // Hook files of their own that end the agent's claims (Cline's task end), as above.
+  const ends = END_FILES[harness] ?? [];
   const statuses = [
     main.status,
-    ...ends.map(
-      ({ file, when }) =>
-        applyFile(root, harness, endFile(file), endCommand(command, harness, when), install, write).status,
-    ),
+    ...ends.map(({ file, when }) => {
+      const run = endCommand(cli.name, harness, when);
+      const status = applyFile(root, harness, endFile(file), run, claiming, write).status;
+      // An end file taken out by an install --no-claim is a change of that install.
+      return install && status === 'uninstalled' ? 'installed' : status;
+    }),
   ];
   const changed = install ? 'installed' : 'uninstalled';
   return statuses.includes(changed) ? { ...main, status: changed } : main;
+}
+
+/**
+ * Codex's default `workspace-write` sandbox keeps `.git` read-only, and the file store lives in
+ * `.git/agent-locks`: every `alock acquire` from a Codex shell would fail with EROFS. The store is
+ * named in the project's `.codex/config.toml` as a writable root (Codex reads a relative one from
+ * the folder of that file, so a store inside the tree is written as a portable `../...`); the rest
+ * of `.git` stays read-only. The folder must exist: Codex's sandbox cannot bind a missing root and
+ * then runs no shell command at all, so it is made here.
+ */
+const CODEX_TABLE = '[sandbox_workspace_write]';
+
+function codexStoreRoot(cli: CliContext, root: string): { store: string; entry: string } {
+  const store = storeDirFor(findTree(root), cli.io.env);
+  const codexDir = path.join(root, '.codex');
+  const relative = path.relative(codexDir, store);
+  const inside = !path.relative(root, store).startsWith('..') && !path.isAbsolute(path.relative(root, store));
+  return { store, entry: inside ? relative.split(path.sep).join('/') : store };
+}
+
+function codexSandbox(cli: CliContext, root: string, install: boolean, write: boolean): string | null {
+  const file = path.join(root, '.codex', 'config.toml');
+  const { store, entry } = codexStoreRoot(cli, root);
+  const quoted = JSON.stringify(entry);
+  const ourBody = `# agent-lock: the lock store stays writable in Codex's workspace-write sandbox (.git is read-only there).\n${CODEX_TABLE}\nwritable_roots = [${quoted}]\n`;
+  let text: string | null = null;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  if (!install) {
+    if (text === null || !text.includes(quoted)) return null;
+    if (write) {
+      if (text === ourBody) rmSync(file);
+      else {
+        const next = text.replace(
+          new RegExp(`${escapeRegExp(quoted)}\\s*,\\s*|,?\\s*${escapeRegExp(quoted)}`),
+          '',
+        );
+        writeAtomically(file, next, (lstatSafe(file)?.mode ?? 0o644) & 0o777);
+      }
+    }
+    return `UNINSTALLED codex sandbox writable root ${entry} in ${file}`;
+  }
+  if (write) makeDirs(store);
+  if (text?.includes(quoted)) return null;
+  let next: string;
+  if (text === null || text.trim() === '') next = ourBody;
+  else {
+    const lines = text.split('\n');
+    const header = lines.findIndex((l) => l.trim() === CODEX_TABLE);
+    if (header === -1) {
+      if (/sandbox_workspace_write/.test(text)) {
+        throw malformed(file, 'sandbox_workspace_write is set in a form alock does not edit', 'Codex');
+      }
+      next = `${text.endsWith('\n') ? text : `${text}\n`}\n${ourBody}`;
+    } else {
+      let end = lines.findIndex((l, i) => i > header && /^\s*\[/.test(l));
+      if (end === -1) end = lines.length;
+      const at = lines.findIndex((l, i) => i > header && i < end && /^\s*writable_roots\s*=/.test(l));
+      if (at === -1) lines.splice(header + 1, 0, `writable_roots = [${quoted}]`);
+      else {
+        const one = /^(\s*writable_roots\s*=\s*\[)(.*)\]\s*$/.exec(lines[at] ?? '');
+        if (!one) throw malformed(file, 'its writable_roots spans several lines', 'Codex');
+        const rest = (one[2] ?? '').trim();
+        lines[at] = `${one[1]}${rest === '' ? quoted : `${rest.replace(/,\s*$/, '')}, ${quoted}`}]`;
+      }
+      next = lines.join('\n');
+    }
+  }
+  if (write) writeAtomically(file, next, (lstatSafe(file)?.mode ?? 0o644) & 0o777);
+  return `WRITABLE ${store} in Codex's workspace-write sandbox (${file})`;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 const WORD: Record<Outcome['status'], string> = {
@@ -429,10 +514,14 @@ export function applyHooks(
   const noClaim = options.noClaim === true;
   // Every file is read and checked first: a bad one stops the run before anything is written.
   for (const h of harnesses) applyHook(cli, root, h, install, false, noClaim);
+  if (harnesses.includes('codex')) codexSandbox(cli, root, install, false);
   const outcomes = harnesses.map((h) => applyHook(cli, root, h, install, true, noClaim));
+  const sandbox = harnesses.includes('codex') ? codexSandbox(cli, root, install, true) : null;
   const changed = outcomes.some((o) => o.status === 'installed' || o.status === 'uninstalled');
   const status = install ? (changed ? 'installed' : 'unchanged') : changed ? 'uninstalled' : 'absent';
   const text = outcomes.map((o) => `${WORD[o.status]} ${o.harness} hook in ${o.file}`);
+  if (install) for (const o of outcomes) text.push(...HARNESS_NEEDS[o.harness]);
+  if (sandbox !== null) text.push(sandbox);
   if (install && changed) text.push('next: restart the agent (or reload its hooks) so the hook is loaded');
   return {
     command: 'hooks',

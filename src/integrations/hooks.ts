@@ -12,11 +12,12 @@ import { findTree } from '../host/tree.js';
 import { claudePreToolUse, HOOKED_TOOLS } from './claude-hook.js';
 import { harnessOfAction, harnessPreToolUse } from './harness-hooks.js';
 import { endOfAction } from './harness-names.js';
-import { endCommand } from './turn-end-install.js';
+import { endCommand, endEntries } from './turn-end-install.js';
 
 export { isDirectHook, runDirectHook } from './hook-direct.js';
 import {
   applyHooks,
+  HARNESS_NEEDS,
   harnessesFor,
   hookCommand,
   indentOf,
@@ -26,7 +27,7 @@ import {
 } from './harness-install.js';
 
 /** Ours, whichever way it was spelled (alock, agent-lock, npx, a node_modules/.bin path). */
-const OUR_HOOK = /(^|[\s/"'])(alock|agent-lock)["']?\s+hooks\s+claude-pre-tool-use(\s|$)/;
+const OUR_HOOK = /(^|[\s/"'])(alock|agent-lock)(\.js)?["']?\s+hooks\s+claude-pre-tool-use(\s|$)/;
 
 function treeRoot(cli: CliContext): string {
   const start = path.resolve(cli.io.cwd, cli.globals().dir ?? '.');
@@ -40,39 +41,28 @@ function treeRoot(cli: CliContext): string {
   }
 }
 
-/** Claude Code's turn and session ends, whose hook ends the agent's claims (docs/claims.md). */
-const CLAUDE_ENDS = [
-  ['Stop', 'turn'],
-  ['SubagentStop', 'turn'],
-  ['SessionEnd', 'session'],
-] as const;
+/** Our turn-end (or session-end) hook, however the program was spelled. */
+const OUR_END = /(^|[\s/"'])(alock|agent-lock)(\.js)?["']?\s+hooks\s+claude-(turn|session)-end(\s|$)/;
 
-/** Our end hook is in the list already (its command, however the program is spelled). */
-function hasOurEnd(entries: unknown[], command: string): boolean {
-  const action = / hooks (claude-[a-z]+-end)/.exec(command)?.[1] ?? '';
-  return entries.some(
-    (entry) =>
-      isObject(entry) &&
-      Array.isArray(entry.hooks) &&
-      entry.hooks.some(
-        (hook) =>
-          isObject(hook) &&
-          typeof hook.command === 'string' &&
-          /(alock|agent-lock)["']?\s+hooks\s+/.test(hook.command) &&
-          hook.command.includes(action),
-      ),
+function isOurEntry(entry: unknown, ours: RegExp = OUR_HOOK): boolean {
+  return (
+    isObject(entry) &&
+    Array.isArray(entry.hooks) &&
+    entry.hooks.some((hook) => isObject(hook) && typeof hook.command === 'string' && ours.test(hook.command))
   );
 }
 
-function hasOurHook(entries: unknown[]): boolean {
-  return entries.some(
-    (entry) =>
-      isObject(entry) &&
-      Array.isArray(entry.hooks) &&
-      entry.hooks.some(
-        (hook) => isObject(hook) && typeof hook.command === 'string' && OUR_HOOK.test(hook.command),
-      ),
-  );
+/**
+ * `list` with `entry` as our one entry in it: an older entry of ours (another command, other tools)
+ * is replaced where it stands, and any other of ours dropped; null when it is there already as is.
+ */
+function placeOurs(list: readonly unknown[], entry: unknown, ours: RegExp): unknown[] | null {
+  const mine = list.filter((e) => isOurEntry(e, ours));
+  if (mine.length === 1 && JSON.stringify(mine[0]) === JSON.stringify(entry)) return null;
+  const at = list.findIndex((e) => isOurEntry(e, ours));
+  return at < 0
+    ? [...list, entry]
+    : list.flatMap((e, i) => (i === at ? [entry] : isOurEntry(e, ours) ? [] : [e]));
 }
 
 function installClaude(cli: CliContext, noClaim: boolean): Answer {
@@ -85,20 +75,33 @@ function installClaude(cli: CliContext, noClaim: boolean): Answer {
   if (!isObject(hooks)) throw malformed(shown, '"hooks" is not an object', 'Claude Code');
   const pre = hooks.PreToolUse ?? [];
   if (!Array.isArray(pre)) throw malformed(shown, '"hooks.PreToolUse" is not a list', 'Claude Code');
-  const command = `${hookCommand(root, cli.name)}${noClaim ? ' --no-claim' : ''}`;
+  const command = hookCommand(root, cli.name, noClaim);
   const extra = { hooks: { settings: shown, command, matcher: HOOKED_TOOLS.join('|') } };
-  // The turn-end hooks that end the claims the agent's edits took (none with --no-claim).
-  const ends = noClaim
-    ? []
-    : CLAUDE_ENDS.map(([event, when]) => ({ event, command: endCommand(command, 'claude', when) }));
+  const entry = { matcher: HOOKED_TOOLS.join('|'), hooks: [{ type: 'command', command }] };
+  // The turn-end hooks that end the claims the agent's edits took, by the same absolute program;
+  // installed --no-claim, ours of an earlier install go (nothing to end).
+  const ends = endEntries('claude', cli.name);
   for (const { event } of ends) {
     if (hooks[event] !== undefined && !Array.isArray(hooks[event]))
       throw malformed(shown, `"hooks.${event}" is not a list`, 'Claude Code');
   }
-  const missingEnds = ends.filter(
-    ({ event, command: run }) => !hasOurEnd((hooks[event] as unknown[] | undefined) ?? [], run),
-  );
-  if (hasOurHook(pre) && missingEnds.length === 0) {
+  const nextHooks: Record<string, unknown> = { ...hooks };
+  let changed = false;
+  const placed = placeOurs(pre, entry, OUR_HOOK);
+  if (placed !== null) {
+    nextHooks.PreToolUse = placed;
+    changed = true;
+  }
+  for (const { event, entry: end } of ends) {
+    const list = (hooks[event] as unknown[] | undefined) ?? [];
+    const kept = list.filter((e) => !isOurEntry(e, OUR_END));
+    const next = noClaim ? (kept.length === list.length ? null : kept) : placeOurs(list, end, OUR_END);
+    if (next === null) continue;
+    changed = true;
+    if (next.length > 0) nextHooks[event] = next;
+    else delete nextHooks[event];
+  }
+  if (!changed) {
     return {
       command: 'hooks',
       status: 'unchanged',
@@ -109,15 +112,6 @@ function installClaude(cli: CliContext, noClaim: boolean): Answer {
       text: [`UNCHANGED ${shown} (the agent-lock PreToolUse hook is already there)`],
       extra,
     };
-  }
-  const entry = { matcher: HOOKED_TOOLS.join('|'), hooks: [{ type: 'command', command }] };
-  const nextHooks: Record<string, unknown> = { ...hooks };
-  if (!hasOurHook(pre)) nextHooks.PreToolUse = [...pre, entry];
-  for (const { event, command: run } of missingEnds) {
-    nextHooks[event] = [
-      ...((hooks[event] as unknown[] | undefined) ?? []),
-      { hooks: [{ type: 'command', command: run }] },
-    ];
   }
   const next = { ...settings, hooks: nextHooks };
   const body = `${JSON.stringify(next, null, text === null ? 2 : indentOf(text))}\n`;
@@ -136,10 +130,10 @@ function installClaude(cli: CliContext, noClaim: boolean): Answer {
       ...(noClaim
         ? ['  --no-claim: edits only check, and claim nothing']
         : [
-            `  ${CLAUDE_ENDS.map(([event]) => event).join(', ')} -> ${endCommand(command, 'claude', 'turn')} (or -session-end)`,
+            `  ${ends.map(({ event }) => event).join(', ')} -> ${endCommand(cli.name, 'claude', 'turn')} (or -session-end)`,
             '  an edit claims the file it writes until the turn ends (AGENT_LOCK_CLAIM=off turns that off)',
           ]),
-      'next: restart Claude Code (or review it in /hooks) so the hook is loaded',
+      ...HARNESS_NEEDS.claude,
     ],
     extra,
   };

@@ -6,21 +6,33 @@
  * task tool) is sent with its parent's session id, so it counts as its parent's sub-agent.
  */
 export function opencodePlugin(command: string): string {
-  const [program, ...args] = command.split(' ');
+  // The words of the command as hooks install wrote them (single-quoted where a path has spaces).
+  const words = [...command.matchAll(/'((?:[^']|'\\'')*)'|(\S+)/g)].map((m) =>
+    m[1] !== undefined ? m[1].replace(/'\\''/g, "'") : m[2]!,
+  );
+  const [program, ...args] = words;
+  // `hooks opencode-pre-tool-use [--no-claim]`: what AGENT_LOCK_BIN runs too.
+  const hooksAt = args.indexOf('hooks');
+  const tail = hooksAt < 0 ? ['hooks', 'opencode-pre-tool-use'] : args.slice(hooksAt);
+  const lead = hooksAt < 0 ? args : args.slice(0, hooksAt);
   // The end of a session's turn (session.idle) or of the session (session.deleted) ends the claims
   // its edits took (docs/claims.md); with --no-claim there are none.
-  const ends = args.includes('--no-claim')
+  const ends = tail.includes('--no-claim')
     ? {}
     : {
-        'session.idle': args.map((a) => a.replace('opencode-pre-tool-use', 'opencode-turn-end')),
-        'session.deleted': args.map((a) => a.replace('opencode-pre-tool-use', 'opencode-session-end')),
+        'session.idle': ['hooks', 'opencode-turn-end'],
+        'session.deleted': ['hooks', 'opencode-session-end'],
       };
   return `// agent-lock: refuses edits of files other agents hold. Written by \`alock hooks install --for opencode\`;
 // \`alock hooks uninstall --for opencode\` removes it. The decision is made by: ${command}
 import { spawnSync } from 'node:child_process';
 
-const CHECKED = new Set(['edit', 'write', 'multiedit', 'patch', 'apply_patch', 'bash']);
+// bash in 1.x, shell in 2.x.
+const CHECKED = new Set(['edit', 'write', 'multiedit', 'patch', 'apply_patch', 'bash', 'shell']);
 
+// One function for both plugin formats: OpenCode 1.x calls each exported function with its context;
+// 2.x reads a default export {id, setup}. The default is that same function with id and setup on
+// it, so a loader that reads every export finds one plugin, not two.
 export const AgentLock = async ({ client, directory }) => {
   const parents = new Map();
   const parentOf = async (sessionID) => {
@@ -45,9 +57,11 @@ export const AgentLock = async ({ client, directory }) => {
       const payload = { sessionID, directory, event: event.type };
       const parentSessionID = event?.properties?.info?.parentID ?? (await parentOf(sessionID));
       if (parentSessionID) payload.parentSessionID = parentSessionID;
-      const program = process.env.AGENT_LOCK_BIN || ${JSON.stringify(program)};
+      const [program, args] = process.env.AGENT_LOCK_BIN
+        ? [process.env.AGENT_LOCK_BIN, endArgs]
+        : [${JSON.stringify(program)}, [...${JSON.stringify(lead)}, ...endArgs]];
       // Never in the way of the session: a claim left behind ends with its lease or its process.
-      spawnSync(program, endArgs, { input: JSON.stringify(payload), encoding: 'utf8' });
+      spawnSync(program, args, { input: JSON.stringify(payload), encoding: 'utf8' });
     },
     'tool.execute.before': async (input, output) => {
       if (!CHECKED.has(input.tool)) return;
@@ -60,8 +74,11 @@ export const AgentLock = async ({ client, directory }) => {
       };
       const parentSessionID = await parentOf(input.sessionID);
       if (parentSessionID) payload.parentSessionID = parentSessionID;
-      const program = process.env.AGENT_LOCK_BIN || ${JSON.stringify(program)};
-      const run = spawnSync(program, ${JSON.stringify(args)}, { input: JSON.stringify(payload), encoding: 'utf8' });
+      // AGENT_LOCK_BIN: another alock program to run instead (its own path, without node).
+      const [program, args] = process.env.AGENT_LOCK_BIN
+        ? [process.env.AGENT_LOCK_BIN, ${JSON.stringify(tail)}]
+        : [${JSON.stringify(program)}, ${JSON.stringify(args)}];
+      const run = spawnSync(program, args, { input: JSON.stringify(payload), encoding: 'utf8' });
       if (run.error || run.status !== 0) {
         const why = run.error ? run.error.message : (run.stderr || '').trim() || \`exit \${run.status}\`;
         // Not decided: AGENT_LOCK_HOOK_ON_ERROR says whether the call goes through (deny by default).
@@ -75,5 +92,8 @@ export const AgentLock = async ({ client, directory }) => {
     },
   };
 };
+AgentLock.id = 'agent-lock';
+AgentLock.setup = AgentLock;
+export default AgentLock;
 `;
 }

@@ -1,93 +1,152 @@
 /**
- * The files a shell command visibly writes: redirections (`>`, `>>`, `&>`, `>|`, here-documents
- * into a file), `tee`, `sed -i`, `perl -i`, `cp`/`mv`/`install`/`ln` targets (and `mv` sources),
- * `rm`/`touch`/`truncate`/`unlink`/`shred`, `dd of=`, `git checkout|restore -- PATH`, `git rm|mv`,
- * through `sudo`/`env`/`command` prefixes, `bash -c '...'`, subshells, pipelines and loops, with
- * `cd DIR && ...` followed. A target that is not a literal word (`> "$f"`) is nothing anyone can
- * tell from the text: it is left alone. The command is parsed by a real shell grammar
- * (shell-parser.ts), loaded only when the cheap pre-filter says the command could write at all.
+ * The files a shell command visibly writes: redirections (`>`, `>>`, `&>`, `>&`, `>|`, `> >(...)`,
+ * here-documents into a file), `tee`, `sed -i` and `sed 'w f'`, `perl -i`, `awk` prints into a
+ * file, `cp`/`mv`/`install`/`ln`/`rsync` targets (and `mv` sources, and what an `ln` points at),
+ * `rm`/`touch`/`truncate`/`unlink`/`shred`, `dd of=`, `sort -o`, `uniq IN OUT`, `curl -o`, `wget
+ * -O`, the compressors, `tar x`, `unzip`, `patch`, `ex`/`vim -es`/`ed`, `find -delete|-exec`, `xargs`
+ * into a writer, and git commands that rewrite files of the work tree; through wrappers (`sudo`,
+ * `env [-C DIR]`, `command`, `builtin`, `nice`, `nohup`, `timeout`, `stdbuf`, `flock`, `setsid`,
+ * `ionice`, ...), `bash -c '...'`, `eval '...'`, subshells, pipelines and loops, with `cd DIR`,
+ * `pushd DIR`, `command cd` followed, `~` read as HOME, quotes and escapes read as the shell does.
+ * A target that is not a literal word (`> "$f"`) is nothing anyone can tell from the text: it is
+ * left alone. Code run by an interpreter from the command line or from stdin (`python3 -c`, `node
+ * -e`, `... | bash`, `python3 <<EOF`) is not read: the command is marked `opaque`.
+ *
+ * Two readers: a light hand-written one (shell-reader.ts) for the plain shapes most commands take,
+ * exact where it answers, and the real shell grammar (shell-parser.ts, WebAssembly, 1 s to load)
+ * for everything else.
  */
 import path from 'node:path';
 import type { Node } from './shell-parser.js';
+import { ansiC, type LightCommand, type LightList, readLight } from './shell-reader.js';
 
 export type ShellWrites =
-  /** The pre-filter found nothing that could write: the parser was not even loaded. */
-  | { readonly kind: 'none' }
-  | { readonly kind: 'writes'; readonly files: readonly string[] }
+  | {
+      readonly kind: 'writes';
+      /** Absolute, no duplicates; a folder stands for every file below it. */
+      readonly files: readonly string[];
+      /** Some part runs code no reader here reads (`python3 -c`, a pipe into `bash`). */
+      readonly opaque: boolean;
+      /** Which reader answered: `light` never loaded the shell grammar. */
+      readonly reader: 'light' | 'full';
+    }
   | { readonly kind: 'unparsed' };
 
-/**
- * Could this command write a file? A redirection, or a word naming a writing program. Commands that
- * fail it (`ls`, `npm test`, `grep -r x src`) never pay for the parser.
- */
-const MAY_WRITE =
-  />|(^|[^A-Za-z0-9_.-])(tee|sed|perl|cp|mv|rm|rmdir|touch|truncate|unlink|shred|install|ln|dd|git)([^A-Za-z0-9_.-]|$)/;
-
-export function mayWrite(command: string): boolean {
-  return MAY_WRITE.test(command);
+export interface ShellFacts {
+  readonly isDirectory: (p: string) => boolean;
+  /** What `~` means (HOME); without it a `~` word is left alone as not literal. */
+  readonly home?: string | undefined;
 }
 
 /** Redirection operators that open their target for writing. */
 const WRITE_REDIRECTS = new Set(['>', '>>', '&>', '&>>', '>|', '<>']);
 
+/** Does a redirection `op` (its fd digits dropped) to `target` write the file `target`? */
+export function redirectWrites(op: string, target: string | null): boolean {
+  if (target === null) return false;
+  if (WRITE_REDIRECTS.has(op)) return true;
+  // `>&FILE` and `1>&FILE` are `&>FILE`; `2>&1` and `>&-` only copy or close a descriptor.
+  return op === '>&' && !/^(\d+-?|-)$/.test(target);
+}
+
+/** A wrapper's options that take a value, and how many operands come before the command it runs. */
+interface Wrapper {
+  readonly valued: readonly string[];
+  readonly leading?: number;
+}
+
 /** Programs that run the rest of their arguments as a command. */
-const WRAPPERS = new Set([
-  'sudo',
-  'doas',
-  'env',
-  'command',
-  'exec',
-  'nice',
-  'nohup',
-  'time',
-  'xargs',
-  'timeout',
+const WRAPPERS: ReadonlyMap<string, Wrapper> = new Map([
+  ['sudo', { valued: ['-u', '-g', '-h', '-p', '-C', '-D', '-r', '-t', '-U', '-T'] }],
+  ['doas', { valued: ['-u', '-C'] }],
+  ['env', { valued: ['-u', '-C', '-S', '--chdir', '--unset', '--split-string'] }],
+  ['command', { valued: [] }],
+  ['builtin', { valued: [] }],
+  ['exec', { valued: ['-a'] }],
+  ['nice', { valued: ['-n', '--adjustment'] }],
+  ['nohup', { valued: [] }],
+  ['time', { valued: ['-f', '-o', '--format', '--output'] }],
+  ['timeout', { valued: ['-s', '-k', '--signal', '--kill-after'], leading: 1 }],
+  ['xargs', { valued: ['-I', '-i', '-n', '-P', '-d', '-E', '-L', '-s', '-a', '--arg-file', '--delimiter'] }],
+  ['stdbuf', { valued: ['-i', '-o', '-e'] }],
+  ['flock', { valued: ['-w', '--timeout', '-E', '--conflict-exit-code'], leading: 1 }],
+  ['setsid', { valued: [] }],
+  ['ionice', { valued: ['-c', '-n', '-p', '-P', '-u', '--class', '--classdata'] }],
+  ['chrt', { valued: [], leading: 1 }],
+  ['taskset', { valued: [], leading: 1 }],
+  ['unbuffer', { valued: [] }],
+  ['nocache', { valued: [] }],
+  ['caffeinate', { valued: [] }],
+  ['pkexec', { valued: ['--user'] }],
+  ['watch', { valued: ['-n', '--interval', '-d'] }],
+  ['strace', { valued: ['-o', '-e', '-p', '-s'] }],
+  ['ltrace', { valued: ['-o', '-e', '-p', '-s'] }],
 ]);
-const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh']);
+const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'fish', 'ash', 'mksh', 'busybox']);
+/** Interpreters, and the options after which their code is given on the command line. */
+const INTERPRETERS: ReadonlyMap<string, readonly string[]> = new Map([
+  ['python', ['-c']],
+  ['python2', ['-c']],
+  ['python3', ['-c']],
+  ['pypy', ['-c']],
+  ['pypy3', ['-c']],
+  ['node', ['-e', '-p', '--eval', '--print']],
+  ['nodejs', ['-e', '-p', '--eval', '--print']],
+  ['bun', ['-e', '-p', '--eval', '--print']],
+  ['deno', ['eval']],
+  ['ruby', ['-e']],
+  ['perl', ['-e', '-E']],
+  ['php', ['-r']],
+  ['lua', ['-e']],
+  ['Rscript', ['-e']],
+  ['osascript', ['-e']],
+  ['tclsh', []],
+  ['irb', []],
+]);
+const COMPRESSORS = new Set([
+  'gzip',
+  'gunzip',
+  'bzip2',
+  'bunzip2',
+  'xz',
+  'unxz',
+  'lzma',
+  'unlzma',
+  'zstd',
+  'unzstd',
+  'lz4',
+  'compress',
+  'uncompress',
+]);
+const EDITORS = new Set(['ex', 'vi', 'vim', 'nvim', 'ed', 'red', 'view', 'vimdiff']);
+/** git subcommands that rewrite tracked files anywhere in the work tree. */
+const GIT_TREE_WIDE = new Set([
+  'merge',
+  'pull',
+  'cherry-pick',
+  'rebase',
+  'revert',
+  'am',
+  'apply',
+  'bisect',
+  'stash',
+  'switch',
+]);
 
-interface Context {
-  readonly isDirectory: (p: string) => boolean;
-  readonly parse: (command: string) => Promise<Node | null>;
-  /** Set when a nested `bash -c` script could not be parsed. */
-  unparsed: boolean;
+interface Context extends ShellFacts {
+  /** What a nested script (`bash -c TEXT`, `eval TEXT`) run in `cwd` writes. */
+  readonly script: (text: string, cwd: string) => Promise<string[]>;
+  /** Set when some part runs code no reader here reads. */
+  opaque: boolean;
 }
 
-/** The literal text of a word, or null when it has an expansion (`$x`, `$(...)`, a glob is kept). */
-function literal(node: Node): string | null {
-  switch (node.type) {
-    case 'word':
-    case 'number':
-      return node.text.replace(/\\(.)/g, '$1');
-    case 'raw_string':
-      return node.text.slice(1, -1);
-    case 'string': {
-      let out = '';
-      for (const child of node.namedChildren) {
-        if (child === null) continue;
-        if (child.type !== 'string_content') return null;
-        out += child.text;
-      }
-      return out.replace(/\\([$`"\\])/g, '$1');
-    }
-    case 'concatenation': {
-      let out = '';
-      for (const child of node.namedChildren) {
-        const part = child === null ? null : literal(child);
-        if (part === null) return null;
-        out += part;
-      }
-      return out;
-    }
-    default:
-      return null;
-  }
-}
-
-function operatorOf(node: Node): string {
-  return node.children
-    .filter((c): c is Node => c !== null && !c.isNamed)
-    .map((c) => c.type)
-    .join('');
+/**
+ * `p` from the folder `base`, with empty and `.` parts dropped but `..` kept: the hook reads each
+ * `..` as the file system does (core/scope resolveAsFileSystem), which path.resolve would not.
+ */
+export function joinPath(base: string, p: string): string {
+  const parts = (p.startsWith('/') ? p : `${base}/${p}`).split('/').filter((x) => x !== '' && x !== '.');
+  return `/${parts.join('/')}`;
 }
 
 /** Non-option arguments, `--` ending the options; `takesValue` options consume the next word. */
@@ -116,51 +175,119 @@ function known(values: readonly (string | null)[]): string[] {
   return values.filter((v): v is string => v !== null && v !== '' && v !== '-');
 }
 
-/** What a simple command writes, given its name and literal arguments (null: not literal). */
+/** The value of `-x VALUE`, `-xVALUE`, `--long VALUE` or `--long=VALUE` (the last given). */
+function optionValue(
+  args: readonly (string | null)[],
+  short: string | null,
+  long: string | null,
+): string | null | undefined {
+  let value: string | null | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === '--') break;
+    if (arg === undefined || arg === null) continue;
+    if (arg === short || arg === long) value = args[i + 1] ?? null;
+    else if (long !== null && arg.startsWith(`${long}=`)) value = arg.slice(long.length + 1);
+    else if (short !== null && arg.startsWith(short) && !arg.startsWith('--') && arg.length > 2)
+      value = arg.slice(2);
+  }
+  return value;
+}
+
+/** The files `sed` commands `w FILE` and `s/../../w FILE` write (a file name runs to the line end). */
+function sedWrites(script: string): string[] {
+  const out: string[] = [];
+  for (const m of script.matchAll(/(?:^|[;\n{}]|\/[gpIiMme0-9]*)\s*[wW][ \t]*([^\n]+)/g)) {
+    const file = m[1]!.trim();
+    if (file !== '') out.push(file);
+  }
+  return out;
+}
+
+/** An awk program's `print > "FILE"` targets, and whether it does anything else unreadable. */
+function awkWrites(program: string): { files: string[]; opaque: boolean } {
+  const files = [...program.matchAll(/>>?\s*"([^"]+)"/g)].map((m) => m[1]!);
+  // A redirection to a variable, a pipe to a command, system(): nothing here can name the file.
+  const opaque = /system\s*\(|\|\s*"|\|&|>\s*[^"\s=>]/.test(program.replace(/>>?\s*"[^"]+"/g, ''));
+  return { files, opaque };
+}
+
+/** The program a wrapper runs: its index in `args` (after options and leading operands). */
+function wrapped(base: string, wrapper: Wrapper, args: readonly (string | null)[]): number {
+  let i = 0;
+  while (i < args.length) {
+    const arg = args[i] ?? '';
+    if (arg === '--') {
+      i++;
+      break;
+    }
+    if (arg.startsWith('-') && arg.length > 1) {
+      if (wrapper.valued.includes(arg)) i++;
+      i++;
+      continue;
+    }
+    // `env A=1 cmd`, `sudo A=1 cmd`
+    if ((base === 'env' || base === 'sudo') && /^[A-Za-z_][A-Za-z0-9_]*=/.test(arg)) {
+      i++;
+      continue;
+    }
+    break;
+  }
+  return i + (wrapper.leading ?? 0);
+}
+
+/** What a simple command writes, given its name and literal arguments (null: not literal). Absolute. */
 async function commandWrites(
   name: string,
   args: (string | null)[],
   cwd: string,
   ctx: Context,
 ): Promise<string[]> {
+  const at = (files: readonly string[]) => files.map((f) => joinPath(cwd, f));
   const base = path.basename(name);
-  if (WRAPPERS.has(base)) {
-    // Skip the wrapper's own options and VAR=value words, then read the command it runs.
-    let i = 0;
-    while (i < args.length && (args[i]?.startsWith('-') || /^[A-Za-z_][A-Za-z0-9_]*=/.test(args[i] ?? ''))) {
-      // `sudo -u USER`, `timeout -s SIG`, `nice -n 5` take a value: a following word that is not the
-      // command (`-n` alone takes none for sudo, which it makes non-interactive).
-      const valued = base === 'nice' ? ['-n'] : ['-u', '-g', '-s', '-k', '-C'];
-      if (valued.includes(args[i] ?? '')) i++;
-      i++;
+  const wrapper = WRAPPERS.get(base);
+  if (wrapper !== undefined) {
+    if (base === 'flock') {
+      const c = args.findIndex((a) => a === '-c' || a === '--command');
+      if (c >= 0) return typeof args[c + 1] === 'string' ? ctx.script(args[c + 1]!, cwd) : [];
     }
-    if (base === 'timeout' && i < args.length) i++; // the duration
+    const i = wrapped(base, wrapper, args);
     const inner = args[i];
-    return inner ? commandWrites(inner, args.slice(i + 1), cwd, ctx) : [];
+    // `env -C DIR cmd` runs cmd in DIR.
+    const chdir = base === 'env' ? optionValue(args.slice(0, i), '-C', '--chdir') : undefined;
+    const dir = typeof chdir === 'string' ? joinPath(cwd, expandHome(chdir, ctx)) : cwd;
+    if (inner === undefined || inner === null) return [];
+    const files = await commandWrites(inner, args.slice(i + 1), dir, ctx);
+    // xargs adds arguments nobody can read here: a writer it runs may write any file below.
+    if (base === 'xargs' && (files.length > 0 || isWriter(inner))) return [...files, cwd];
+    return files;
   }
   if (SHELLS.has(base)) {
     // `-c` alone or among other one-letter options (`bash -lc`, `sh -ec`).
     const c = args.findIndex((arg) => arg !== null && /^-[a-zA-Z]*c[a-zA-Z]*$/.test(arg));
-    const script = c >= 0 ? args[c + 1] : undefined;
-    if (typeof script !== 'string') return [];
-    const tree = await ctx.parse(script);
-    if (tree === null) {
-      ctx.unparsed = true;
+    if (c >= 0) {
+      const script = args[c + 1];
+      if (typeof script === 'string') return ctx.script(script, cwd);
+      ctx.opaque = true;
       return [];
     }
-    return walk(tree, { cwd }, ctx);
+    // No script file named: the shell reads its script from stdin (`... | bash`, `bash -s`).
+    const files = operands(args, new Set(['-o', '-O', '+O']));
+    if (files.length === 0 || args.includes('-s')) ctx.opaque = true;
+    return [];
   }
-  switch (base) {
-    case 'tee':
-      return known(operands(args));
-    case 'sed': {
-      if (!args.some((a) => a !== null && (/^-[a-zA-Z]*i/.test(a) || a.startsWith('--in-place')))) return [];
-      const scripted = args.some((a) => a === '-e' || a === '-f' || a === '--expression' || a === '--file');
-      const files = operands(args, new Set(['-e', '-f', '--expression', '--file', '-l']));
-      return known(scripted ? files : files.slice(1));
+  if (base === 'eval') {
+    const text = args.every((a) => a !== null) ? args.join(' ') : null;
+    if (text === null) {
+      ctx.opaque = true;
+      return [];
     }
-    case 'perl': {
-      if (!args.some((a) => a !== null && /^-[a-zA-Z]*i/.test(a))) return [];
+    return ctx.script(text, cwd);
+  }
+  const inline = INTERPRETERS.get(base);
+  if (inline !== undefined) {
+    const written: string[] = [];
+    if (base === 'perl' && args.some((a) => a !== null && /^-[a-zA-Z]*i/.test(a))) {
       // The word after an option ending in e or E is the program, not a file.
       const files: (string | null)[] = [];
       for (let i = 0; i < args.length; i++) {
@@ -171,17 +298,164 @@ async function commandWrites(
         }
         files.push(arg);
       }
-      return known(files);
+      written.push(...at(known(files)));
+    }
+    const code = args.some((a) => a !== null && (inline.includes(a) || /^-[a-zA-Z]*[ceE]$/.test(a)));
+    const asksOnly = args.some((a) => a !== null && /^(-[Vh]|--version|--help|-m)$/.test(a));
+    const script = operands(args, new Set(['-m', '-W', '-X', '-r', '--require', '--import', '-I']));
+    if (code || (!asksOnly && (script.length === 0 || script[0] === '-'))) ctx.opaque = true;
+    return written;
+  }
+  if (COMPRESSORS.has(base)) {
+    if (args.some((a) => a !== null && /^(-[a-zA-Z]*[clt]|--stdout|--to-stdout|--list|--test)$/.test(a)))
+      return [];
+    return at(known(operands(args, new Set(['-S', '--suffix', '-o', '-T', '--threads']))));
+  }
+  if (EDITORS.has(base)) {
+    // `-c CMD` (also bundled, `ex -sc CMD`), `-S FILE`, `+CMD`: commands, not files to edit.
+    const files: (string | null)[] = [];
+    for (let i = 0; i < args.length; i++) {
+      const arg = args[i] ?? null;
+      if (arg?.startsWith('-') && arg !== '-') {
+        if (/^-[a-zA-Z]*[cSuiwWT]$/.test(arg) || arg === '--cmd') i++;
+        continue;
+      }
+      if (arg?.startsWith('+')) continue;
+      files.push(arg);
+    }
+    return at(known(files));
+  }
+  switch (base) {
+    case 'tee':
+      return at(known(operands(args)));
+    case 'sed': {
+      const inPlace = args.some((a) => a !== null && (/^-[a-zA-Z]*i/.test(a) || a.startsWith('--in-place')));
+      const scripts: string[] = [];
+      let scripted = false;
+      for (let i = 0; i < args.length; i++) {
+        const a = args[i];
+        if (a === '-e' || a === '--expression') {
+          scripted = true;
+          if (typeof args[i + 1] === 'string') scripts.push(args[i + 1]!);
+        } else if (a?.startsWith('--expression=')) {
+          scripted = true;
+          scripts.push(a.slice('--expression='.length));
+        } else if (a === '-f' || a === '--file') scripted = true;
+      }
+      const files = operands(args, new Set(['-e', '-f', '--expression', '--file', '-l']));
+      if (!scripted && typeof files[0] === 'string') scripts.push(files[0]);
+      const written = scripts.flatMap(sedWrites);
+      if (inPlace) written.push(...known(scripted ? files : files.slice(1)));
+      return at(written);
+    }
+    case 'awk':
+    case 'gawk':
+    case 'mawk':
+    case 'nawk': {
+      const valued = new Set(['-F', '-v', '-f', '-i', '--include', '--file', '-E']);
+      const files = operands(args, valued);
+      const written: string[] = [];
+      if (!args.includes('-f') && !args.includes('--file')) {
+        const program = files.shift();
+        if (typeof program === 'string') {
+          const awk = awkWrites(program);
+          written.push(...awk.files);
+          if (awk.opaque) ctx.opaque = true;
+        } else ctx.opaque = true;
+      }
+      // gawk -i inplace edits its files.
+      if (args.some((a, i) => a === '-i' && args[i + 1] === 'inplace')) written.push(...known(files));
+      return at(written);
     }
     case 'rm':
     case 'rmdir':
     case 'unlink':
     case 'shred':
-      return known(operands(args));
+      return at(known(operands(args)));
     case 'touch':
-      return known(operands(args, new Set(['-d', '-t', '-r'])));
+      return at(known(operands(args, new Set(['-d', '-t', '-r']))));
     case 'truncate':
-      return known(operands(args, new Set(['-s', '-r'])));
+      return at(known(operands(args, new Set(['-s', '-r']))));
+    case 'sort': {
+      const out = optionValue(args, '-o', '--output');
+      return typeof out === 'string' ? at([out]) : [];
+    }
+    case 'uniq': {
+      const files = operands(args, new Set(['-f', '-s', '-w', '--skip-fields', '--skip-chars']));
+      return typeof files[1] === 'string' ? at(known([files[1]])) : [];
+    }
+    case 'curl': {
+      const out = optionValue(args, '-o', '--output');
+      return typeof out === 'string' ? at(known([out])) : [];
+    }
+    case 'wget': {
+      const out = optionValue(args, '-O', '--output-document');
+      return typeof out === 'string' ? at(known([out])) : [];
+    }
+    case 'tar': {
+      const first = args[0] ?? '';
+      const bundled = first !== null && !first.startsWith('-') ? first : '';
+      const modes = `${bundled}${args
+        .filter((a) => a !== null && /^-[a-zA-Z]+$/.test(a))
+        .map((a) => a!.slice(1))
+        .join('')}`;
+      const long = (flag: string) => args.includes(flag);
+      if (/x/.test(modes) || long('--extract') || long('--get')) {
+        const dir = optionValue(args, '-C', '--directory');
+        return [typeof dir === 'string' ? joinPath(cwd, dir) : cwd];
+      }
+      if (/[cruA]/.test(modes) || long('--create') || long('--append') || long('--update')) {
+        let file = optionValue(args, null, '--file');
+        // `tar czf out.tgz src`: the bundled f takes the first operand after the bundle.
+        if (file === undefined && bundled.includes('f')) file = args[1];
+        const dashF = args.findIndex((a) => a !== null && /^-[a-zA-Z]*f$/.test(a));
+        if (file === undefined && dashF >= 0) file = args[dashF + 1];
+        return typeof file === 'string' ? at(known([file])) : [];
+      }
+      return [];
+    }
+    case 'unzip': {
+      if (args.some((a) => a === '-l' || a === '-t' || a === '-p' || a === '-Z')) return [];
+      const dir = optionValue(args, '-d', null);
+      return [typeof dir === 'string' ? joinPath(cwd, dir) : cwd];
+    }
+    case 'patch': {
+      if (args.includes('--dry-run')) return [];
+      const dir = optionValue(args, '-d', '--directory');
+      const files = operands(args, new Set(['-i', '--input', '-p', '-d', '--directory', '-o', '-r', '-B']));
+      // `patch FILE` patches FILE; else the file names are in the patch: any below the folder.
+      if (typeof files[0] === 'string') return at(known([files[0]]));
+      return [typeof dir === 'string' ? joinPath(cwd, dir) : cwd];
+    }
+    case 'find': {
+      const roots: string[] = [];
+      let i = 0;
+      while (i < args.length && args[i] !== null && !/^[-!(]/.test(args[i]!)) roots.push(args[i++]!);
+      if (roots.length === 0) roots.push('.');
+      const rest = args.slice(i);
+      let writes = rest.includes('-delete');
+      const written: string[] = [];
+      for (let j = 0; j < rest.length; j++) {
+        if (!['-exec', '-execdir', '-ok', '-okdir'].includes(rest[j] ?? '')) continue;
+        const end = rest.findIndex((a, k) => k > j && (a === ';' || a === '+'));
+        const inner = rest.slice(j + 1, end < 0 ? undefined : end);
+        const program = inner[0];
+        if (typeof program === 'string') {
+          const files = await commandWrites(program, inner.slice(1), cwd, ctx);
+          // What it writes through `{}` is some file below the roots.
+          if (files.some((f) => f.includes('{}')) || (files.length === 0 && isWriter(program))) writes = true;
+          written.push(...files.filter((f) => !f.includes('{}')));
+        }
+        if (end >= 0) j = end;
+      }
+      if (writes) written.push(...at(roots));
+      return written;
+    }
+    case 'rsync': {
+      const files = operands(args, new Set(['-e', '--rsh', '--exclude', '--include', '-f', '--filter']));
+      const target = files.at(-1);
+      return typeof target === 'string' && !/^[^/]*:/.test(target) ? at(known([target])) : [];
+    }
     case 'mv':
     case 'cp':
     case 'install':
@@ -193,99 +467,223 @@ async function commandWrites(
       const sources = dir !== undefined ? files : files.slice(0, -1);
       const target = dir !== undefined ? dir : files.at(-1);
       const written: string[] = [];
+      const links: string[] = [];
       if (target !== undefined && target !== null) {
         // Into a folder, each source lands under its own name there.
         if (dir !== undefined || ctx.isDirectory(joinPath(cwd, target))) {
-          for (const source of known(sources)) written.push(`${target}/${path.basename(source)}`);
-        } else written.push(target);
+          for (const source of known(sources)) {
+            written.push(`${target}/${path.basename(source)}`);
+            links.push(target);
+          }
+        } else {
+          written.push(target);
+          links.push(path.dirname(target));
+        }
       }
       // mv also takes each source away.
       if (base === 'mv') written.push(...known(sources));
-      return written;
+      if (base === 'ln') {
+        // A link lets a later write through it (`ln -s a.ts al && echo x > al`) reach what it
+        // points at: the link's target counts as written. A symbolic link's relative target is
+        // read from the link's folder, a hard link's from here.
+        const symbolic = args.some((a) => a !== null && (/^-[a-zA-Z]*s/.test(a) || a === '--symbolic'));
+        const sourceList = known(sources.length > 0 ? sources : files.slice(0, 1));
+        for (const source of sourceList) {
+          const from = symbolic && !source.startsWith('/') ? joinPath(cwd, links[0] ?? '.') : cwd;
+          written.push(joinPath(from, source));
+        }
+      }
+      return at(written);
     }
     case 'dd':
-      return known(args.filter((a) => a?.startsWith('of=')).map((a) => a!.slice(3)));
-    case 'git': {
-      // Global options before the subcommand (`git -C dir`, `git -c k=v`).
-      let i = 0;
-      let dir = cwd;
-      while (i < args.length && args[i]?.startsWith('-')) {
-        if (args[i] === '-C' && args[i + 1]) dir = joinPath(dir, args[i + 1]!);
-        if (args[i] === '-C' || args[i] === '-c') i++;
-        i++;
-      }
-      const sub = args[i];
-      const rest = args.slice(i + 1);
-      let files: string[] = [];
-      if (sub === 'checkout') {
-        const dash = rest.indexOf('--');
-        // Without `--`, an operand is a branch or a path: one that looks like a path (a slash, a
-        // dot, a folder here) is taken as one, on the safe side; `git checkout main` writes none.
-        files =
-          dash >= 0
-            ? known(rest.slice(dash + 1))
-            : known(operands(rest, new Set(['-b', '-B', '--orphan']))).filter(
-                (arg) => /[/.]/.test(arg) || ctx.isDirectory(joinPath(dir, arg)),
-              );
-      } else if (
-        (sub === 'stash' && !['list', 'show'].includes(rest[0] ?? '')) ||
-        (sub === 'reset' && rest.some((arg) => arg === '--hard' || arg === '--merge' || arg === '--keep')) ||
-        (sub === 'clean' && rest.some((arg) => arg !== null && /^-[a-zA-Z]*f/.test(arg)))
-      ) {
-        // These rewrite any tracked (or untracked) file of the work tree: the whole folder counts.
-        files = ['.'];
-      } else if (sub === 'restore') {
-        files = known(operands(rest, new Set(['-s', '--source'])));
-      } else if (sub === 'rm' || sub === 'mv') {
-        files = known(operands(rest));
-      }
-      return files.map((f) => joinPath(dir, f));
-    }
+      return at(known(args.filter((a) => a?.startsWith('of=')).map((a) => a!.slice(3))));
+    case 'git':
+      return gitWrites(args, cwd, ctx);
     default:
       return [];
   }
 }
 
-/**
- * `p` from the folder `base`, with empty and `.` parts dropped but `..` kept: the hook reads each
- * `..` as the file system does (core/scope resolveAsFileSystem), which path.resolve would not.
- */
-function joinPath(base: string, p: string): string {
-  const parts = (p.startsWith('/') ? p : `${base}/${p}`).split('/').filter((x) => x !== '' && x !== '.');
-  return `/${parts.join('/')}`;
+/** A program that writes the files it is given (for `xargs`, `find -exec`). */
+function isWriter(name: string): boolean {
+  return /^(rm|rmdir|unlink|shred|touch|truncate|sed|perl|tee|mv|cp|ln|install|chmod|dd|gzip|patch)$/.test(
+    path.basename(name),
+  );
+}
+
+function gitWrites(args: (string | null)[], cwd: string, ctx: Context): string[] {
+  // Global options before the subcommand (`git -C dir`, `git -c k=v`).
+  let i = 0;
+  let dir = cwd;
+  while (i < args.length && args[i]?.startsWith('-')) {
+    if (args[i] === '-C' && args[i + 1]) dir = joinPath(dir, args[i + 1]!);
+    if (['-C', '-c', '--git-dir', '--work-tree', '--namespace'].includes(args[i] ?? '')) i++;
+    i++;
+  }
+  const sub = args[i];
+  const rest = args.slice(i + 1);
+  const has = (...flags: string[]) => rest.some((a) => a !== null && flags.includes(a));
+  const at = (files: readonly string[]) => files.map((f) => joinPath(dir, f));
+  // The whole work tree: these rewrite any tracked (or untracked) file that differs.
+  const all = [dir];
+  switch (sub) {
+    case 'checkout': {
+      const dash = rest.indexOf('--');
+      if (dash >= 0) return at(known(rest.slice(dash + 1)));
+      const named = known(operands(rest, new Set(['-b', '-B', '--orphan', '--conflict'])));
+      // `git checkout -b new` stays where it is; a branch, tag or commit rewrites the tree; an
+      // operand that looks like a path (a slash, a dot, a folder here) is taken as one.
+      if (named.length === 0) return [];
+      const paths = named.filter((arg) => /[/.]/.test(arg) || ctx.isDirectory(joinPath(dir, arg)));
+      return paths.length === named.length ? at(paths) : all;
+    }
+    case 'switch': {
+      const named = known(operands(rest, new Set(['-c', '-C', '--create', '--force-create', '--orphan'])));
+      return named.length === 0 && has('-c', '-C', '--create', '--force-create') ? [] : all;
+    }
+    case 'stash':
+      return ['list', 'show', 'create', 'store'].includes(rest[0] ?? '') ? [] : all;
+    case 'reset':
+      return has('--hard', '--merge', '--keep') ? all : [];
+    case 'clean':
+      return rest.some((a) => a !== null && (/^-[a-zA-Z]*f/.test(a) || a === '--force')) ? all : [];
+    case 'read-tree':
+      return rest.some((a) => a !== null && /^-[a-zA-Z]*u/.test(a)) ? all : [];
+    case 'checkout-index':
+      return has('-a', '--all') ? all : at(known(operands(rest, new Set(['--prefix', '--stage']))));
+    case 'apply':
+      return has('--check', '--stat', '--numstat', '--summary', '--cached') ? [] : all;
+    case 'restore':
+      return has('--staged', '-S') && !has('--worktree', '-W')
+        ? []
+        : at(known(operands(rest, new Set(['-s', '--source']))));
+    case 'rm':
+      return has('--cached') ? [] : at(known(operands(rest)));
+    case 'mv':
+      return at(known(operands(rest)));
+    case 'bisect':
+      return ['log', 'visualize', 'view', 'terms'].includes(rest[0] ?? '') ? [] : all;
+    case 'submodule':
+      return rest.includes('update') ? all : [];
+    default:
+      return sub !== undefined && sub !== null && GIT_TREE_WIDE.has(sub) ? all : [];
+  }
+}
+
+function expandHome(word: string, facts: ShellFacts): string {
+  return facts.home !== undefined && /^~(\/|$)/.test(word) ? facts.home + word.slice(1) : word;
 }
 
 interface State {
   cwd: string;
 }
 
-/** `cd DIR` changes where the following commands of the same list run (`cd DIR && ...`, `cd DIR; ...`). */
-function followCd(name: string | null, args: (string | null)[], state: State): void {
-  if (name !== 'cd') return;
-  const [dir] = operands(args);
+/** `cd DIR` (`pushd DIR`, `command cd DIR`) changes where the following commands of the same list run. */
+function followCd(name: string | null, args: (string | null)[], state: State, ctx: Context): void {
+  let words = args;
+  let command = name;
+  while ((command === 'command' || command === 'builtin') && words.length > 0) {
+    command = words[0] ?? null;
+    words = words.slice(1);
+  }
+  if (command !== 'cd' && command !== 'pushd') return;
+  const [dir] = operands(words);
   // `cd` with no argument, `cd -` or `cd $X`: where it goes is unknown; later relative paths would
   // be guesses, so they are resolved where the command started.
-  if (dir === undefined || dir === null || dir === '-') return;
+  if (dir === undefined || dir === null || dir === '-' || /^[+-]\d+$/.test(dir)) return;
   // `cd` is logical in bash and zsh (`cd -L`): `cd link && cd ..` is back where it started, so the
   // folder is tidied as text here; what runs in it reads its own `..` from the folder it is in.
-  state.cwd = path.resolve(state.cwd, dir.replace(/^~(?=\/|$)/, process.env.HOME ?? '~'));
+  state.cwd = path.resolve(state.cwd, expandHome(dir, ctx));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The light reader's commands
+
+async function lightList(list: LightList, state: State, ctx: Context): Promise<string[]> {
+  const written: string[] = [];
+  for (const pipeline of list) {
+    // A pipeline's parts run in child shells: a `cd` there stays there.
+    const alone = pipeline.length === 1;
+    for (const command of pipeline) {
+      written.push(...(await lightCommand(command, alone ? state : { cwd: state.cwd }, ctx)));
+    }
+  }
+  return written;
+}
+
+async function lightCommand(command: LightCommand, state: State, ctx: Context): Promise<string[]> {
+  const written: string[] = [];
+  // Redirections are opened before the command runs, where it starts.
+  for (const r of command.redirects) {
+    if (redirectWrites(r.op, r.target)) written.push(joinPath(state.cwd, r.target!));
+  }
+  const [name, ...args] = command.words;
+  if (name === undefined) return written;
+  if (name !== null) written.push(...(await commandWrites(name, args, state.cwd, ctx)));
+  followCd(name, args, state, ctx);
+  return written;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The full grammar's syntax tree
+
+/** The literal text of a word, or null when it has an expansion (`$x`, `$(...)`; a glob is kept). */
+function literal(node: Node, ctx: Context, first = true): string | null {
+  switch (node.type) {
+    case 'word':
+    case 'number': {
+      const text = node.text.replace(/\\(.)/gs, '$1');
+      // Only an unquoted `~` at the start of a word is HOME.
+      return first && node.text.startsWith('~') ? expandHome(text, ctx) : text;
+    }
+    case 'raw_string':
+      return node.text.slice(1, -1);
+    case 'ansi_c_string':
+      return ansiC(node.text.slice(2, -1));
+    case 'string': {
+      let out = '';
+      for (const child of node.namedChildren) {
+        if (child === null) continue;
+        if (child.type !== 'string_content') return null;
+        out += child.text;
+      }
+      return out.replace(/\\([$`"\\])/g, '$1').replace(/\\\n/g, '');
+    }
+    case 'concatenation': {
+      let out = '';
+      let index = 0;
+      for (const child of node.namedChildren) {
+        const part = child === null ? null : literal(child, ctx, first && index === 0);
+        if (part === null) return null;
+        out += part;
+        index++;
+      }
+      return out;
+    }
+    default:
+      return null;
+  }
+}
+
+function operatorOf(node: Node): string {
+  return node.children
+    .filter((c): c is Node => c !== null && !c.isNamed)
+    .map((c) => c.type)
+    .join('');
 }
 
 async function simpleCommand(node: Node, state: State, ctx: Context): Promise<string[]> {
   const nameNode = node.childForFieldName('name');
-  const name = nameNode === null ? null : literal(nameNode.namedChildren[0] ?? nameNode);
-  const args = node.childrenForFieldName('argument').map((a) => (a === null ? null : literal(a)));
+  const name = nameNode === null ? null : literal(nameNode.namedChildren[0] ?? nameNode, ctx);
+  const args = node.childrenForFieldName('argument').map((a) => (a === null ? null : literal(a, ctx)));
   const written: string[] = [];
   // Redirections written before the name (`>f cmd`), and substitutions inside arguments.
   for (const child of node.namedChildren) {
     if (child === null || child === nameNode) continue;
     written.push(...(await walk(child, { cwd: state.cwd }, ctx)));
   }
-  if (name !== null) {
-    const files = await commandWrites(name, args, state.cwd, ctx);
-    written.push(...files.map((f) => joinPath(state.cwd, f)));
-  }
-  followCd(name, args, state);
+  if (name !== null) written.push(...(await commandWrites(name, args, state.cwd, ctx)));
+  followCd(name, args, state, ctx);
   return written;
 }
 
@@ -296,9 +694,23 @@ async function walk(node: Node, state: State, ctx: Context): Promise<string[]> {
       return simpleCommand(node, state, ctx);
     case 'file_redirect': {
       const destination = node.childForFieldName('destination');
-      if (!WRITE_REDIRECTS.has(operatorOf(node).replace(/^\d+/, '')) || destination === null) return [];
-      const file = literal(destination);
-      return file === null ? [] : [joinPath(state.cwd, file)];
+      if (destination === null) return [];
+      const file = literal(destination, ctx);
+      if (redirectWrites(operatorOf(node).replace(/^\d+/, ''), file)) return [joinPath(state.cwd, file!)];
+      // `> >(tee f)`: what the process substitution writes.
+      return file === null ? walk(destination, { cwd: state.cwd }, ctx) : [];
+    }
+    case 'redirected_statement': {
+      const body = node.childForFieldName('body');
+      // The grammar hangs `> f` of `cd src && echo x > f` on the whole list: it is the last
+      // command's, opened after the `cd`. On one command (`cd src > log`) it is opened before it runs.
+      if (body === null || body.type === 'list') break;
+      const written: string[] = [];
+      for (const child of node.namedChildren) {
+        if (child !== null && child !== body) written.push(...(await walk(child, { cwd: state.cwd }, ctx)));
+      }
+      written.push(...(await walk(body, state, ctx)));
+      return written;
     }
     // These run in a child shell: a `cd` inside stays inside.
     case 'subshell':
@@ -311,35 +723,87 @@ async function walk(node: Node, state: State, ctx: Context): Promise<string[]> {
       }
       return written;
     }
-    default: {
-      // Lists, programs, braces, loops, conditionals, redirected statements, here-documents: in
-      // order, sharing the state, so `cd DIR && cmd` runs cmd in DIR.
-      const written: string[] = [];
-      for (const child of node.namedChildren) {
-        if (child !== null) written.push(...(await walk(child, state, ctx)));
-      }
-      return written;
-    }
+  }
+  // Lists, programs, braces, loops, conditionals, here-documents: in order, sharing the state, so
+  // `cd DIR && cmd` runs cmd in DIR.
+  const written: string[] = [];
+  for (const child of node.namedChildren) {
+    if (child !== null) written.push(...(await walk(child, state, ctx)));
+  }
+  return written;
+}
+
+/** The files, each once; devices (`/dev/null`) are nobody's to lock. */
+function targets(files: readonly string[]): string[] {
+  return [...new Set(files)].filter((f) => !f.startsWith('/dev/'));
+}
+
+/** Thrown inside the light reader's walk when a nested script needs the full grammar. */
+const NEEDS_FULL = Symbol('needs the full grammar');
+
+/**
+ * What `command`, read with the light reader only, writes; null when it needs the full grammar.
+ * Never loads the grammar.
+ */
+export async function lightShellWrites(
+  command: string,
+  cwd: string,
+  facts: ShellFacts,
+): Promise<Extract<ShellWrites, { kind: 'writes' }> | null> {
+  const list = readLight(command, facts.home);
+  if (list === null) return null;
+  const ctx: Context = {
+    ...facts,
+    opaque: false,
+    script: async (text, at) => {
+      const inner = readLight(text, facts.home);
+      if (inner === null) throw NEEDS_FULL;
+      return lightList(inner, { cwd: at }, ctx);
+    },
+  };
+  try {
+    const files = await lightList(list, { cwd }, ctx);
+    return { kind: 'writes', files: targets(files), opaque: ctx.opaque, reader: 'light' };
+  } catch (error) {
+    if (error === NEEDS_FULL) return null;
+    throw error;
   }
 }
 
 /**
  * The files `command`, run in `cwd`, visibly writes (absolute, no duplicates), or `unparsed` when
- * the shell grammar cannot read it (nor a `bash -c` script inside it).
+ * the shell grammar cannot read it (nor a `bash -c` script inside it). The light reader answers
+ * when it can; the grammar's WebAssembly is loaded only when it cannot. This is what a claim on
+ * edit claims: it does not ask whether anything is held.
  */
-export async function shellWrites(
+export async function shellWriteTargets(
   command: string,
   cwd: string,
-  isDirectory: (p: string) => boolean,
+  facts: ShellFacts,
   parse?: (command: string) => Promise<Node | null>,
 ): Promise<ShellWrites> {
-  if (!mayWrite(command)) return { kind: 'none' };
+  const light = await lightShellWrites(command, cwd, facts);
+  if (light !== null) return light;
   // The grammar's WebAssembly is loaded here, and only here.
-  const parser = parse ?? (await import('../integrations/shell-parser.js')).parseShell;
+  const parser = parse ?? (await import('./shell-parser.js')).parseShell;
   const tree = await parser(command);
   if (tree === null) return { kind: 'unparsed' };
-  const ctx: Context = { isDirectory, parse: parser, unparsed: false };
+  let unparsed = false;
+  const ctx: Context = {
+    ...facts,
+    opaque: false,
+    script: async (text, at) => {
+      const inner = readLight(text, facts.home);
+      if (inner !== null) return lightList(inner, { cwd: at }, ctx);
+      const nested = await parser(text);
+      if (nested === null) {
+        unparsed = true;
+        return [];
+      }
+      return walk(nested, { cwd: at }, ctx);
+    },
+  };
   const files = await walk(tree, { cwd }, ctx);
-  if (ctx.unparsed) return { kind: 'unparsed' };
-  return { kind: 'writes', files: [...new Set(files)] };
+  if (unparsed) return { kind: 'unparsed' };
+  return { kind: 'writes', files: targets(files), opaque: ctx.opaque, reader: 'full' };
 }

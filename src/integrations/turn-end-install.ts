@@ -4,6 +4,7 @@
  * shape, and the runtime command (`<harness>-turn-end`, `<harness>-session-end`).
  */
 import type { Installable, Json } from './harness-install.js';
+import { endRunCommand } from './hook-program.js';
 
 /** A hook entry under `hooks[event]` of a JSON settings file (harness-install.ts's). */
 interface JsonEntry {
@@ -42,16 +43,26 @@ const END_EVENTS: Partial<Record<Installable, readonly (readonly [string, 'turn'
   ],
 };
 
-/** The turn-end (or session-end) runtime beside a harness's pre-tool-use command. */
-export function endCommand(command: string, harness: string, when: 'turn' | 'session'): string {
-  return command.replace(`${harness}-pre-tool-use`, `${harness}-${when}-end`);
+/**
+ * The turn-end (or session-end) runtime beside a harness's pre-tool-use command: `<program>` is the
+ * name the CLI runs as, written as the same absolute paths as the pre-tool hook (hook-program.ts).
+ */
+export function endCommand(name: string, harness: Installable, when: 'turn' | 'session'): string {
+  return endRunCommand(name, harness, when);
 }
 
-/** A harness's end-of-turn hook entries; none when claims are off (`--no-claim`): nothing to end. */
-export function endEntries(harness: Installable, command: string): JsonEntry[] {
-  if (command.endsWith(' --no-claim')) return [];
+/** The events whose hook ends a harness's claims (removed again by `--no-claim` and uninstall). */
+export function endEvents(harness: Installable): string[] {
+  return (END_EVENTS[harness] ?? []).map(([event]) => event);
+}
+
+/**
+ * A harness's end-of-turn hook entries. The caller puts none when claims are off (`--no-claim`):
+ * nothing to end.
+ */
+export function endEntries(harness: Installable, name: string): JsonEntry[] {
   return (END_EVENTS[harness] ?? []).map(([event, when]) => {
-    const run = endCommand(command, harness, when);
+    const run = endCommand(name, harness, when);
     const entry: Json =
       harness === 'cursor'
         ? { command: run }

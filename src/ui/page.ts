@@ -138,9 +138,24 @@ export const DASHBOARD_HTML = `<!doctype html>
         e.reason ? el('span', { class: 'muted', text: ': ' + e.reason }) : null)));
   }
   const take = (next) => { next.receivedAt = Date.now(); state = next; render(); };
-  fetch('/api/state').then((r) => r.json()).then(take);
+  // The stream sends the whole state once, then only changes on top of it: the first answer of
+  // /api/state is used only until the stream has spoken, never over a newer state.
+  let streamed = false;
+  fetch('/api/state').then((r) => r.json()).then((s) => { if (!streamed) take(s); });
   const stream = new EventSource('/api/stream');
-  stream.addEventListener('state', (m) => take(JSON.parse(m.data)));
+  stream.addEventListener('state', (m) => { streamed = true; take(JSON.parse(m.data)); });
+  const patch = (list, d) => {
+    const gone = new Set(d.del);
+    const byId = new Map(list.filter((l) => !gone.has(l.id)).map((l) => [l.id, l]));
+    for (const l of d.put) byId.set(l.id, l);
+    return [...byId.values()];
+  };
+  stream.addEventListener('changes', (m) => {
+    if (!state || !streamed) return;
+    const c = JSON.parse(m.data);
+    take({ ...state, now: c.now, locks: patch(state.locks, c.locks), waiting: patch(state.waiting, c.waiting),
+      events: state.events.concat(c.events).slice(-c.keep) });
+  });
   stream.onopen = () => { document.getElementById('live').textContent = '● live'; };
   stream.onerror = () => { document.getElementById('live').textContent = 'reconnecting…'; };
   window.addEventListener('hashchange', render);

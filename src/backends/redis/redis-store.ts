@@ -20,7 +20,7 @@
 import type { Decided, StoreEvent, StoreState } from '../../core/decide.js';
 import { readEvent } from '../../core/events.js';
 import { isEmpty } from '../../core/decide.js';
-import { AgentLockError } from '../../core/errors.js';
+import { AgentLockError, isAgentLockError } from '../../core/errors.js';
 import type { LockRecord } from '../../core/lock.js';
 import type { Backend, RepairReport, TransactOptions, WatchListener } from '../backend.js';
 import { stopper, tell, waiterTag } from '../shared/listeners.js';
@@ -28,7 +28,7 @@ import { applyChanges, fenceFromClock } from '../shared/state.js';
 import { type CommitLine, commit, inside, type Sent, type StoreKeys, withFences } from './commit.js';
 import { type Client, Connection } from './connection.js';
 import { Announcer, DomainChannels, touchedIds } from './domain-channels.js';
-import { repairStore } from './repair.js';
+import { layoutDamage, repairStore } from './repair.js';
 import { type Cache, Snapshot } from './snapshot.js';
 import { parseRedisUrl } from '../../core/redis-url.js';
 
@@ -139,7 +139,36 @@ export class RedisStore implements Backend {
   }
 
   private call<T>(command: () => Promise<T>): Promise<T> {
-    return this.connection.call(command);
+    return this.connection.call(command).catch((error: unknown) => this.nameWrongKey(error));
+  }
+
+  /**
+   * A WRONGTYPE error says no key: the layout's keys are looked at, and the error names the ones of
+   * another type (`{p}:domains is a string, not a hash`), so that the person sees what repair moves.
+   */
+  private async nameWrongKey(error: unknown): Promise<never> {
+    if (
+      !isAgentLockError(error) ||
+      error.code !== 'E_STORE_UNREADABLE' ||
+      !/WRONGTYPE/.test(String(error.cause))
+    )
+      throw error;
+    const client = await this.connection.get();
+    const wrong = await layoutDamage(client, this.keys, (command) => this.connection.call(command)).catch(
+      () => [],
+    );
+    if (wrong.length === 0) throw error;
+    throw this.damaged(
+      `cannot be read: ${wrong.map((w) => `${w.key} is a ${w.found}, not a ${w.type}`).join('; ')}`,
+      error.cause,
+    );
+  }
+
+  /** The layout's keys of another type, as sentences (doctor). */
+  async layoutDamage(): Promise<string[]> {
+    const client = await this.connection.get();
+    const wrong = await layoutDamage(client, this.keys, (command) => this.connection.call(command));
+    return wrong.map((w) => `${w.key} is a ${w.found}, not a ${w.type}`);
   }
 
   /** Decisions of one handle run one at a time: each needs the snapshot the last one left. */
