@@ -27,6 +27,7 @@ function fill(payload: unknown, absolute: boolean, rel = 'src/a.ts'): string {
 }
 
 const CLAUDE_SESSION = 'ef37d7df-dc0f-4e7b-833d-d13fda7bd275';
+const CLAUDE_AGENT = `claude-${CLAUDE_SESSION.slice(0, 8)}`;
 
 /** An edit of `rel` as each harness sends it. */
 function editPayload(harness: Harness, rel = 'src/a.ts', extra: Json = {}): string {
@@ -225,6 +226,30 @@ describe('claims of shell writes', () => {
     expect(refused(await bash('ls src', { AGENT_ID: 'other-agent' }))).toBe(false);
     expect((await sandbox.json('watcher', ['list'])).body.locks).toHaveLength(1);
   });
+
+  it('a command only the full shell grammar reads claims what it writes, though nobody holds anything', async () => {
+    const bash = (command: string, env: Json = {}) =>
+      hook(
+        'claude-pre-tool-use',
+        JSON.stringify({
+          session_id: CLAUDE_SESSION,
+          cwd: sandbox.tree,
+          hook_event_name: 'PreToolUse',
+          tool_name: 'Bash',
+          tool_input: { command },
+        }),
+        env,
+      );
+    // With claims on, the shortcut that lets a command go unread when nothing held could be among
+    // its targets is off: every target is read, and claimed.
+    expect(refused(await bash('for n in 1 2; do printf "$n" > src/loop.ts; done'))).toBe(false);
+    expect(await claims()).toEqual([`src/loop.ts ${CLAUDE_AGENT}`]);
+    // With claims off, the same kind of command claims nothing.
+    const off = { AGENT_LOCK_CLAIM: 'off' };
+    expect(refused(await bash('for n in 1; do printf x > src/off.ts; done', off))).toBe(false);
+    expect(refused(await bash('echo x > src/off2.ts', off))).toBe(false);
+    expect(await claims()).toEqual([`src/loop.ts ${CLAUDE_AGENT}`]);
+  });
 });
 
 describe('waiting for a claim', () => {
@@ -238,22 +263,25 @@ describe('waiting for a claim', () => {
         tool_input: { file_path: path.join(sandbox.tree, rel) },
       });
     const wait = { AGENT_LOCK_HOOK_WAIT: '60' };
-    expect(refused(await hook('claude-pre-tool-use', as('aaaa0001', 'src/a.ts')))).toBe(false);
-    expect(refused(await hook('claude-pre-tool-use', as('bbbb0002', 'src/b.ts')))).toBe(false);
+    // Random UUIDs, as Claude Code's session ids are: each named by its first 8 digits.
+    const A = 'aaaa0001-0000-4000-8000-00000000000a';
+    const B = 'bbbb0002-0000-4000-8000-00000000000b';
+    expect(refused(await hook('claude-pre-tool-use', as(A, 'src/a.ts')))).toBe(false);
+    expect(refused(await hook('claude-pre-tool-use', as(B, 'src/b.ts')))).toBe(false);
     // A waits for B's file...
-    const aWaits = hook('claude-pre-tool-use', as('aaaa0001', 'src/b.ts'), wait);
+    const aWaits = hook('claude-pre-tool-use', as(A, 'src/b.ts'), wait);
     for (;;) {
       if (((await sandbox.json('watcher', ['list'])).body.waiting as unknown[]).length > 0) break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     // ...so B's wait for A's file could never end: refused at once, not after 60 s.
-    const bOut = await hook('claude-pre-tool-use', as('bbbb0002', 'src/a.ts'), wait);
+    const bOut = await hook('claude-pre-tool-use', as(B, 'src/a.ts'), wait);
     expect(refused(bOut)).toBe(true);
     expect(bOut).toContain('claude-aaaa0001 waits for src/b.ts, which claude-bbbb0002 holds');
     // B's turn ends: A's wait is granted and becomes A's claim.
     await hook(
       'claude-turn-end',
-      JSON.stringify({ session_id: 'bbbb0002', cwd: sandbox.tree, hook_event_name: 'Stop' }),
+      JSON.stringify({ session_id: B, cwd: sandbox.tree, hook_event_name: 'Stop' }),
     );
     expect(refused(await aWaits)).toBe(false);
     expect((await claims()).sort()).toEqual(['src/a.ts claude-aaaa0001', 'src/b.ts claude-aaaa0001']);
