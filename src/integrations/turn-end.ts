@@ -30,11 +30,25 @@ function stopFacts(harness: string, p: Json): { caller: CallerFacts; cwd: unknow
       };
     }
     case 'copilot':
-      return { caller: { harness, sessionId: str(p.sessionId) }, cwd: p.cwd, event: 'stop' };
+      // The same session field as its pre-tool payload reads (harness-hooks.ts).
+      return {
+        caller: { harness, sessionId: str(p.sessionId) ?? str(p.session_id) },
+        cwd: p.cwd,
+        event: 'stop',
+      };
     case 'cline': {
       const roots = Array.isArray(p.workspaceRoots) ? p.workspaceRoots : [];
+      // As its pre-tool reader (harness-hooks.ts): the CLI's root session names the task tree, and a
+      // sub-agent (agent_id with a parent_agent_id) is that tree's sub-agent.
+      const context = p.sessionContext;
+      const root =
+        typeof context === 'object' && context !== null ? str((context as Json).rootSessionId) : undefined;
       return {
-        caller: { harness, sessionId: str(p.taskId) },
+        caller: {
+          harness,
+          sessionId: root ?? str(p.taskId),
+          subAgentId: str(p.parent_agent_id) !== undefined ? str(p.agent_id) : undefined,
+        },
         cwd: roots[0],
         event: str(p.hookName) ?? 'task end',
       };
