@@ -27,6 +27,8 @@ import {
   type HookDecision,
   shellQuote,
 } from './hook-check.js';
+import { stampShell } from './trespass.js';
+import { shellKey } from './trespass-hooks.js';
 
 const EDIT_TOOLS = new Set(['Edit', 'Write', 'MultiEdit', 'NotebookEdit']);
 export const HOOKED_TOOLS = ['Bash', 'PowerShell', ...EDIT_TOOLS] as const;
@@ -220,6 +222,13 @@ export async function claudePreToolUse(cli: CliContext): Promise<Answer> {
       // A command that visibly writes a file another agent holds is refused, as an Edit would be.
       const writes = await checkShell(cli, command, base, () => hookAgent(payload, cli.io.env), 'Bash');
       if (writes.kind === 'deny') return badSetting ?? claudeAnswer(writes);
+      // What no parser sees is caught after the fact: the held files are stamped for the post hook.
+      await stampShell(cli, {
+        key: shellKey('claude', payload, command),
+        command,
+        base,
+        agent: () => hookAgent(payload, cli.io.env),
+      });
       // A command that cannot take or check a lock needs no identity: it goes as it is.
       if (!NEEDS_IDENTITY.test(command)) return claudeAnswer(writes);
       if (badSetting) return badSetting;

@@ -35,6 +35,8 @@ import {
   shellCall,
   type ToolCall,
 } from './tool-call.js';
+import { stampShell } from './trespass.js';
+import { shellKey } from './trespass-hooks.js';
 
 import { HARNESSES, type HarnessName } from './harness-names.js';
 
@@ -452,6 +454,12 @@ export async function harnessPreToolUse(cli: CliContext, name: HarnessName): Pro
       }
       // Only a command that writes a file is decided: `ls` goes, whatever the setting.
       if (bad !== null && decision?.kind === 'deny') return answer(harness, bad);
+      // What no parser sees is caught after the fact: the held files are stamped for the post hook
+      // (the call's whole text, as the post hook reads it back).
+      if (call.kind === 'shell' && decision?.kind !== 'deny') {
+        const text = [call.command, ...(call.more ?? [])].join('\n');
+        await stampShell(cli, { key: shellKey(name, payload, text), command: text, base, agent });
+      }
       return answer(harness, decision!);
     }
     // The same decision that checks the files claims them for the agent (claims on edit).

@@ -81,19 +81,28 @@ const TARGETS: Record<Installable, Target> = {
     kind: 'json',
     file: '.claude/settings.json',
     base: {},
-    entries: (command) => [matcherEntry('PreToolUse', HOOKED_TOOLS.join('|'), command)],
+    entries: (command) => [
+      matcherEntry('PreToolUse', HOOKED_TOOLS.join('|'), command),
+      matcherEntry('PostToolUse', HOOKED_TOOLS.join('|'), postCommand(command)),
+    ],
   },
   codex: {
     kind: 'json',
     file: '.codex/hooks.json',
     base: {},
-    entries: (command) => [matcherEntry('PreToolUse', 'apply_patch|Bash', command)],
+    entries: (command) => [
+      matcherEntry('PreToolUse', 'apply_patch|Bash', command),
+      matcherEntry('PostToolUse', 'apply_patch|Bash', postCommand(command)),
+    ],
   },
   gemini: {
     kind: 'json',
     file: '.gemini/settings.json',
     base: {},
-    entries: (command) => [matcherEntry('BeforeTool', 'write_file|replace|run_shell_command', command)],
+    entries: (command) => [
+      matcherEntry('BeforeTool', 'write_file|replace|run_shell_command', command),
+      matcherEntry('AfterTool', 'write_file|replace|run_shell_command', postCommand(command)),
+    ],
   },
   cursor: {
     kind: 'json',
@@ -107,6 +116,8 @@ const TARGETS: Record<Installable, Target> = {
         entry: { command, matcher: 'Write|Edit|StrReplace|MultiEdit|Delete|EditNotebook', failClosed: true },
       },
       { event: 'beforeShellExecution', entry: { command, failClosed: true } },
+      // After a shell call nothing can be refused any more: no failClosed.
+      { event: 'afterShellExecution', entry: { command: postCommand(command) } },
     ],
   },
   copilot: {
@@ -115,6 +126,7 @@ const TARGETS: Record<Installable, Target> = {
     base: { version: 1 },
     entries: (command) => [
       { event: 'preToolUse', entry: { type: 'command', bash: command, timeoutSec: 30 } },
+      { event: 'postToolUse', entry: { type: 'command', bash: postCommand(command), timeoutSec: 30 } },
     ],
   },
   opencode: {
@@ -130,6 +142,28 @@ const TARGETS: Record<Installable, Target> = {
     executable: true,
   },
 };
+
+/**
+ * Files a harness reads besides its main one: Cline runs a hook script per event, so its post-tool
+ * hook (trespass-hooks.ts) is a second script beside the first.
+ */
+const EXTRA_FILES: Partial<Record<Installable, FileTarget>> = {
+  cline: {
+    kind: 'file',
+    file: '.clinerules/hooks/PostToolUse',
+    body: (command) =>
+      `#!/bin/sh\n# agent-lock: tells of held files a shell command changed (alock hooks install --for cline).\nexec ${postCommand(command)}\n`,
+    executable: true,
+  },
+};
+
+/** The post-tool-use runtime beside a pre-tool-use one: `... hooks codex-pre-tool-use` -> `codex-post-tool-use`. */
+export function postCommand(command: string): string {
+  // `--no-claim` is the pre-tool hook's: the post-tool hook claims nothing either way.
+  return command
+    .replace(/-pre-tool-use(?=$|[\s"'])/, '-post-tool-use')
+    .replace(/(-post-tool-use) --no-claim(?=$|\s)/, '$1');
+}
 
 /**
  * Whether a harness is set up here, for `alock doctor`: its folder missing (not used in this tree),
@@ -154,7 +188,8 @@ export function hookState(
       return 'unreadable';
     }
   }
-  return ourHook(harness).test(text) ? 'installed' : 'missing';
+  // The pre-tool-use hook is the one that refuses: a post hook alone is not installed.
+  return ourHook(harness, 'pre').test(text) ? 'installed' : 'missing';
 }
 
 /** The text of a harness's hook file (for `alock doctor`), or null when there is none. */
@@ -168,12 +203,12 @@ export function hookText(root: string, harness: Installable): string | null {
 
 /**
  * Ours, whichever way the program was spelled (alock, agent-lock, npx, a node_modules/.bin path,
- * node and the package's bin/alock.js).
+ * node and the package's bin/alock.js); its pre-tool-use hook, or any of its hooks (pre-tool, post-tool,
+ * turn end, session end).
  */
-function ourHook(harness: Installable): RegExp {
-  return new RegExp(
-    `(^|[\\s/"'])(alock|agent-lock)(\\.js)?["']?\\s+hooks\\s+${harness}-(pre-tool-use|turn-end|session-end)(\\s|$|")`,
-  );
+function ourHook(harness: Installable, which: 'pre' | 'any' = 'any'): RegExp {
+  const action = which === 'pre' ? 'pre-tool-use' : '(pre-tool-use|post-tool-use|turn-end|session-end)';
+  return new RegExp(`(^|[\\s/"'])(alock|agent-lock)(\\.js)?["']?\\s+hooks\\s+${harness}-${action}(\\s|$|")`);
 }
 
 function isOurs(harness: Installable, entry: unknown): boolean {
@@ -219,6 +254,8 @@ interface Outcome {
   readonly status: 'installed' | 'unchanged' | 'uninstalled' | 'absent';
   readonly file: string;
   readonly command: string;
+  /** The harness's second hook file (Cline's PostToolUse script). */
+  readonly also?: string;
 }
 
 /** A JSON settings file as an object ({} when missing or blank); anything else is refused unchanged. */
@@ -392,6 +429,19 @@ function applyHook(
   return statuses.includes(changed) ? { ...main, status: changed } : main;
 }
 
+/** The harness's extra hook file (applyHook's twin), or null when it has none. */
+function applyExtra(
+  cli: CliContext,
+  root: string,
+  harness: Installable,
+  install: boolean,
+  write: boolean,
+): Outcome | null {
+  const extra = EXTRA_FILES[harness];
+  if (extra === undefined) return null;
+  return applyFile(root, harness, extra, runtimeCommand(cli, root, harness), install, write);
+}
+
 /**
  * Codex's default `workspace-write` sandbox keeps `.git` read-only, and the file store lives in
  * `.git/agent-locks`: every `alock acquire` from a Codex shell would fail with EROFS. The store is
@@ -513,13 +563,26 @@ export function applyHooks(
 ): Answer {
   const noClaim = options.noClaim === true;
   // Every file is read and checked first: a bad one stops the run before anything is written.
-  for (const h of harnesses) applyHook(cli, root, h, install, false, noClaim);
+  for (const h of harnesses) {
+    applyHook(cli, root, h, install, false, noClaim);
+    applyExtra(cli, root, h, install, false);
+  }
   if (harnesses.includes('codex')) codexSandbox(cli, root, install, false);
-  const outcomes = harnesses.map((h) => applyHook(cli, root, h, install, true, noClaim));
+  const outcomes = harnesses.map((h) => {
+    const main = applyHook(cli, root, h, install, true, noClaim);
+    const extra = applyExtra(cli, root, h, install, true);
+    if (extra === null) return main;
+    // One harness, one outcome: its second file changed or not, as its first.
+    const done = install ? 'installed' : 'uninstalled';
+    const status = main.status === done || extra.status === done ? done : main.status;
+    return { ...main, status, also: extra.file };
+  });
   const sandbox = harnesses.includes('codex') ? codexSandbox(cli, root, install, true) : null;
   const changed = outcomes.some((o) => o.status === 'installed' || o.status === 'uninstalled');
   const status = install ? (changed ? 'installed' : 'unchanged') : changed ? 'uninstalled' : 'absent';
-  const text = outcomes.map((o) => `${WORD[o.status]} ${o.harness} hook in ${o.file}`);
+  const text = outcomes.map(
+    (o) => `${WORD[o.status]} ${o.harness} hook in ${o.file}${o.also ? ` and ${o.also}` : ''}`,
+  );
   if (install) for (const o of outcomes) text.push(...HARNESS_NEEDS[o.harness]);
   if (sandbox !== null) text.push(sandbox);
   if (install && changed) text.push('next: restart the agent (or reload its hooks) so the hook is loaded');
@@ -532,7 +595,13 @@ export function applyHooks(
     message: text.join('; '),
     text,
     extra: {
-      hooks: outcomes.map((o) => ({ for: o.harness, status: o.status, file: o.file, command: o.command })),
+      hooks: outcomes.map((o) => ({
+        for: o.harness,
+        status: o.status,
+        file: o.file,
+        command: o.command,
+        ...(o.also ? { also: o.also } : {}),
+      })),
     },
   };
 }

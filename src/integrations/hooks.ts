@@ -12,6 +12,7 @@ import { findTree } from '../host/tree.js';
 import { claudePreToolUse, HOOKED_TOOLS } from './claude-hook.js';
 import { harnessOfAction, harnessPreToolUse } from './harness-hooks.js';
 import { endOfAction } from './harness-names.js';
+import { harnessPostToolUse, postHarnessOfAction, preToolUseTold } from './trespass-hooks.js';
 import { endCommand, endEntries } from './turn-end-install.js';
 
 export { isDirectHook, runDirectHook } from './hook-direct.js';
@@ -19,6 +20,7 @@ import {
   applyHooks,
   HARNESS_NEEDS,
   harnessesFor,
+  postCommand,
   hookCommand,
   indentOf,
   isObject,
@@ -28,6 +30,7 @@ import {
 
 /** Ours, whichever way it was spelled (alock, agent-lock, npx, a node_modules/.bin path). */
 const OUR_HOOK = /(^|[\s/"'])(alock|agent-lock)(\.js)?["']?\s+hooks\s+claude-pre-tool-use(\s|$)/;
+const OUR_POST_HOOK = /(^|[\s/"'])(alock|agent-lock)(\.js)?["']?\s+hooks\s+claude-post-tool-use(\s|$)/;
 
 function treeRoot(cli: CliContext): string {
   const start = path.resolve(cli.io.cwd, cli.globals().dir ?? '.');
@@ -44,7 +47,7 @@ function treeRoot(cli: CliContext): string {
 /** Our turn-end (or session-end) hook, however the program was spelled. */
 const OUR_END = /(^|[\s/"'])(alock|agent-lock)(\.js)?["']?\s+hooks\s+claude-(turn|session)-end(\s|$)/;
 
-function isOurEntry(entry: unknown, ours: RegExp = OUR_HOOK): boolean {
+function isOurEntry(entry: unknown, ours = OUR_HOOK): boolean {
   return (
     isObject(entry) &&
     Array.isArray(entry.hooks) &&
@@ -53,16 +56,21 @@ function isOurEntry(entry: unknown, ours: RegExp = OUR_HOOK): boolean {
 }
 
 /**
- * `list` with `entry` as our one entry in it: an older entry of ours (another command, other tools)
- * is replaced where it stands, and any other of ours dropped; null when it is there already as is.
+ * One hook list with our entry in it: appended when none of ours is there, else an older entry of
+ * ours (another command, other tools) replaced where it stands and any second one dropped.
+ * `current`: it was already exactly that, nothing to write.
  */
-function placeOurs(list: readonly unknown[], entry: unknown, ours: RegExp): unknown[] | null {
+function placed(list: unknown[], entry: unknown, ours: RegExp): { list: unknown[]; current: boolean } {
   const mine = list.filter((e) => isOurEntry(e, ours));
-  if (mine.length === 1 && JSON.stringify(mine[0]) === JSON.stringify(entry)) return null;
+  if (mine.length === 1 && JSON.stringify(mine[0]) === JSON.stringify(entry)) return { list, current: true };
   const at = list.findIndex((e) => isOurEntry(e, ours));
-  return at < 0
-    ? [...list, entry]
-    : list.flatMap((e, i) => (i === at ? [entry] : isOurEntry(e, ours) ? [] : [e]));
+  return {
+    list:
+      at < 0
+        ? [...list, entry]
+        : list.flatMap((e, i) => (i === at ? [entry] : isOurEntry(e, ours) ? [] : [e])),
+    current: false,
+  };
 }
 
 function installClaude(cli: CliContext, noClaim: boolean): Answer {
@@ -75,9 +83,16 @@ function installClaude(cli: CliContext, noClaim: boolean): Answer {
   if (!isObject(hooks)) throw malformed(shown, '"hooks" is not an object', 'Claude Code');
   const pre = hooks.PreToolUse ?? [];
   if (!Array.isArray(pre)) throw malformed(shown, '"hooks.PreToolUse" is not a list', 'Claude Code');
+  const post = hooks.PostToolUse ?? [];
+  if (!Array.isArray(post)) throw malformed(shown, '"hooks.PostToolUse" is not a list', 'Claude Code');
   const command = hookCommand(root, cli.name, noClaim);
-  const extra = { hooks: { settings: shown, command, matcher: HOOKED_TOOLS.join('|') } };
+  const after = postCommand(command);
+  const extra = { hooks: { settings: shown, command, post: after, matcher: HOOKED_TOOLS.join('|') } };
   const entry = { matcher: HOOKED_TOOLS.join('|'), hooks: [{ type: 'command', command }] };
+  // After each call, the PostToolUse hook tells of held files a shell command changed anyway.
+  const postEntry = { matcher: HOOKED_TOOLS.join('|'), hooks: [{ type: 'command', command: after }] };
+  const preNow = placed(pre, entry, OUR_HOOK);
+  const postNow = placed(post, postEntry, OUR_POST_HOOK);
   // The turn-end hooks that end the claims the agent's edits took, by the same absolute program;
   // installed --no-claim, ours of an earlier install go (nothing to end).
   const ends = endEntries('claude', cli.name);
@@ -85,23 +100,19 @@ function installClaude(cli: CliContext, noClaim: boolean): Answer {
     if (hooks[event] !== undefined && !Array.isArray(hooks[event]))
       throw malformed(shown, `"hooks.${event}" is not a list`, 'Claude Code');
   }
-  const nextHooks: Record<string, unknown> = { ...hooks };
-  let changed = false;
-  const placed = placeOurs(pre, entry, OUR_HOOK);
-  if (placed !== null) {
-    nextHooks.PreToolUse = placed;
-    changed = true;
-  }
+  const endLists: Record<string, unknown[]> = {};
   for (const { event, entry: end } of ends) {
     const list = (hooks[event] as unknown[] | undefined) ?? [];
-    const kept = list.filter((e) => !isOurEntry(e, OUR_END));
-    const next = noClaim ? (kept.length === list.length ? null : kept) : placeOurs(list, end, OUR_END);
-    if (next === null) continue;
-    changed = true;
-    if (next.length > 0) nextHooks[event] = next;
-    else delete nextHooks[event];
+    if (noClaim) {
+      const kept = list.filter((e) => !isOurEntry(e, OUR_END));
+      if (kept.length !== list.length) endLists[event] = kept;
+    } else {
+      const now = placed(list, end, OUR_END);
+      if (!now.current) endLists[event] = now.list;
+    }
   }
-  if (!changed) {
+  const endsNow = Object.keys(endLists).length === 0;
+  if (preNow.current && postNow.current && endsNow) {
     return {
       command: 'hooks',
       status: 'unchanged',
@@ -109,9 +120,14 @@ function installClaude(cli: CliContext, noClaim: boolean): Answer {
       locks: [],
       conflicts: [],
       message: `unchanged ${shown}`,
-      text: [`UNCHANGED ${shown} (the agent-lock PreToolUse hook is already there)`],
+      text: [`UNCHANGED ${shown} (the agent-lock PreToolUse and PostToolUse hooks are already there)`],
       extra,
     };
+  }
+  const nextHooks: Record<string, unknown> = { ...hooks, PreToolUse: preNow.list, PostToolUse: postNow.list };
+  for (const [event, list] of Object.entries(endLists)) {
+    if (list.length > 0) nextHooks[event] = list;
+    else delete nextHooks[event];
   }
   const next = { ...settings, hooks: nextHooks };
   const body = `${JSON.stringify(next, null, text === null ? 2 : indentOf(text))}\n`;
@@ -122,17 +138,34 @@ function installClaude(cli: CliContext, noClaim: boolean): Answer {
     exitCode: 0,
     locks: [],
     conflicts: [],
-    message: `installed the PreToolUse hook in ${shown}`,
+    message: `installed the ${[preNow.current ? null : 'PreToolUse', postNow.current ? null : 'PostToolUse', ...(noClaim || endsNow ? [] : Object.keys(endLists))].filter(Boolean).join(' and ') || 'PreToolUse'} hook in ${shown}`,
     text: [
-      `INSTALLED PreToolUse hook in ${shown}`,
-      `  ${HOOKED_TOOLS.join(', ')} -> ${command}`,
-      '  edits of files other agents hold are refused; each sub-agent runs shell commands with its own AGENT_ID',
-      ...(noClaim
-        ? ['  --no-claim: edits only check, and claim nothing']
+      ...(preNow.current
+        ? []
         : [
-            `  ${ends.map(({ event }) => event).join(', ')} -> ${endCommand(cli.name, 'claude', 'turn')} (or -session-end)`,
-            '  an edit claims the file it writes until the turn ends (AGENT_LOCK_CLAIM=off turns that off)',
+            `INSTALLED PreToolUse hook in ${shown}`,
+            `  ${HOOKED_TOOLS.join(', ')} -> ${command}`,
+            '  edits of files other agents hold are refused; each sub-agent runs shell commands with its own AGENT_ID',
+            ...(noClaim ? ['  --no-claim: edits only check, and claim nothing'] : []),
           ]),
+      ...(postNow.current
+        ? []
+        : [
+            `INSTALLED PostToolUse hook in ${shown}`,
+            `  ${HOOKED_TOOLS.join(', ')} -> ${after}`,
+            '  a held file a shell command changed anyway is recorded and told to both agents',
+          ]),
+      ...(endsNow
+        ? []
+        : noClaim
+          ? [
+              `UNINSTALLED ${Object.keys(endLists).join(', ')} hooks in ${shown} (--no-claim: no claim to end)`,
+            ]
+          : [
+              `INSTALLED ${Object.keys(endLists).join(', ')} hooks in ${shown}`,
+              `  -> ${endCommand(cli.name, 'claude', 'turn')} (SessionEnd: claude-session-end)`,
+              '  an edit claims the file it writes until the turn ends (AGENT_LOCK_CLAIM=off turns that off)',
+            ]),
       ...HARNESS_NEEDS.claude,
     ],
     extra,
@@ -171,9 +204,11 @@ export async function hooksCommand(
     const io = { ...cli.io, env: { ...cli.io.env, AGENT_LOCK_CLAIM: 'off' } };
     cli = Object.create(cli, { io: { value: io } }) as CliContext;
   }
-  if (action === 'claude-pre-tool-use') return claudePreToolUse(cli);
+  if (action === 'claude-pre-tool-use') return preToolUseTold(cli, 'claude', claudePreToolUse);
   const harness = harnessOfAction(action);
-  if (harness !== null) return harnessPreToolUse(cli, harness);
+  if (harness !== null) return preToolUseTold(cli, harness, (told) => harnessPreToolUse(told, harness));
+  const post = postHarnessOfAction(action);
+  if (post !== null) return harnessPostToolUse(cli, post);
   if (endOfAction(action) !== null) return (await import('./turn-end.js')).endOfTurn(cli, action);
   if (action !== 'install' && action !== 'uninstall') {
     throw new AgentLockError('E_USAGE', `unknown hooks action ${JSON.stringify(action)}`, {

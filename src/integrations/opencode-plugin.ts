@@ -23,6 +23,8 @@ export function opencodePlugin(command: string): string {
         'session.idle': ['hooks', 'opencode-turn-end'],
         'session.deleted': ['hooks', 'opencode-session-end'],
       };
+  // The post-tool hook's words (it claims nothing: no --no-claim there).
+  const postArgs = [...lead, 'hooks', 'opencode-post-tool-use'];
   return `// agent-lock: refuses edits of files other agents hold. Written by \`alock hooks install --for opencode\`;
 // \`alock hooks uninstall --for opencode\` removes it. The decision is made by: ${command}
 import { spawnSync } from 'node:child_process';
@@ -35,6 +37,8 @@ const CHECKED = new Set(['edit', 'write', 'multiedit', 'patch', 'apply_patch', '
 // it, so a loader that reads every export finds one plugin, not two.
 export const AgentLock = async ({ client, directory }) => {
   const parents = new Map();
+  // A call's arguments, kept from before to after (tool.execute.after does not always carry them).
+  const argsOf = new Map();
   const parentOf = async (sessionID) => {
     if (!parents.has(sessionID)) {
       let parent;
@@ -72,6 +76,8 @@ export const AgentLock = async ({ client, directory }) => {
         args: output.args,
         directory,
       };
+      if (argsOf.size > 1000) argsOf.clear();
+      argsOf.set(input.callID, output.args);
       const parentSessionID = await parentOf(input.sessionID);
       if (parentSessionID) payload.parentSessionID = parentSessionID;
       // AGENT_LOCK_BIN: another alock program to run instead (its own path, without node).
@@ -89,6 +95,34 @@ export const AgentLock = async ({ client, directory }) => {
       if (text === '') return;
       const answer = JSON.parse(text);
       if (answer.decision === 'deny') throw new Error(answer.reason);
+    },
+    // After the call: a held file a shell command changed anyway, and what happened to this
+    // session's own held files, added to the tool's output for the model. Never in the way.
+    'tool.execute.after': async (input, output) => {
+      if (!CHECKED.has(input.tool)) return;
+      const payload = {
+        tool: input.tool,
+        sessionID: input.sessionID,
+        callID: input.callID,
+        args: input.args ?? argsOf.get(input.callID) ?? {},
+        directory,
+      };
+      argsOf.delete(input.callID);
+      const parentSessionID = await parentOf(input.sessionID);
+      if (parentSessionID) payload.parentSessionID = parentSessionID;
+      const [program, args] = process.env.AGENT_LOCK_BIN
+        ? [process.env.AGENT_LOCK_BIN, ['hooks', 'opencode-post-tool-use']]
+        : [${JSON.stringify(program)}, ${JSON.stringify(postArgs)}];
+      const run = spawnSync(program, args, { input: JSON.stringify(payload), encoding: 'utf8' });
+      if (run.error || run.status !== 0) return;
+      try {
+        const answer = JSON.parse((run.stdout || '').trim() || '{}');
+        if (typeof answer.context === 'string' && answer.context !== '' && output && typeof output === 'object') {
+          output.output = \`\${typeof output.output === 'string' ? output.output : ''}\n\n\${answer.context}\`;
+        }
+      } catch {
+        // Nothing to add.
+      }
     },
   };
 };

@@ -16,7 +16,14 @@ import { ansiC } from './shell-reader.js';
  * Programs that write a folder's files without naming them, and `ln`, whose link is read from the
  * link's own folder: the grammar must read the command.
  */
-const WHOLE_FOLDER = /(^|[^A-Za-z0-9_.-])(git|tar|gtar|bsdtar|unzip|find|xargs|patch|ln)([^A-Za-z0-9_.-]|$)/;
+const WHOLE_FOLDER = /(^|[^A-Za-z0-9_.-])(tar|gtar|bsdtar|unzip|find|xargs|patch|ln)([^A-Za-z0-9_.-]|$)/;
+/**
+ * git, with one of the subcommands that rewrite files of the work tree somewhere in the command
+ * (`git commit -m "$(cat <<EOF ...)"`, the commit every agent makes, has none).
+ */
+const GIT = /(^|[^A-Za-z0-9_.-])git([^A-Za-z0-9_.-]|$)/;
+const GIT_REWRITES =
+  /(^|[^A-Za-z0-9_.-])(checkout|switch|merge|pull|cherry-pick|rebase|revert|am|apply|bisect|stash|reset|clean|read-tree|checkout-index|restore|rm|mv|submodule)([^A-Za-z0-9_.-]|$)/;
 
 /** Places no lock can be in (devices, the kernel's files, system programs). */
 const NOWHERE = /^\/(dev|proc|sys|usr\/bin|usr\/sbin|bin|sbin)(\/|$)/;
@@ -74,8 +81,13 @@ export function wordsReach(
     .replace(/\$'((?:[^'\\]|\\.)*)'/gs, (_, body: string) => ansiC(body))
     .replace(/\\\n/g, '')
     .replace(/["'\\]/g, '');
-  const program = WHOLE_FOLDER.exec(plain);
-  if (program !== null) return { kind: 'unsure', word: program[2]! };
+  if (held.length > 0) {
+    // Nothing held here: only a word outside the tree (another checkout) matters.
+    const program = WHOLE_FOLDER.exec(plain);
+    if (program !== null) return { kind: 'unsure', word: program[2]! };
+    const git = GIT.test(plain) ? GIT_REWRITES.exec(plain) : null;
+    if (git !== null) return { kind: 'unsure', word: `git ${git[2]}` };
+  }
   for (const token of plain.split(/[\s;&|()<>`,=:{}[\]]+/)) {
     if (token === '' || token.includes('$') || token.startsWith('//')) continue;
     // After a `cd`, `..` is read from a folder no word here names.

@@ -126,7 +126,7 @@ export const DASHBOARD_HTML = `<!doctype html>
       el('li', { 'data-scope': t.scope }, agentLink(t.agent_id), ' ', el('span', { class: 'scope', text: t.scope }),
         t.intent ? el('span', { text: ' "' + t.intent + '"' }) : null,
         el('span', { class: 'muted', text: ' waiting ' + age(now - Date.parse(t.created_at)) }))));
-    const bad = new Set(['broken', 'expired', 'reaped', 'orphaned', 'timeout']);
+    const bad = new Set(['broken', 'expired', 'reaped', 'orphaned', 'timeout', 'trespassed']);
     const good = new Set(['acquired', 'already_mine', 'handed_over', 'renewed', 'resumed']);
     const events = state.events.filter((e) => ofAgent(agent, e)).slice().reverse();
     document.getElementById('events').replaceChildren(...events.map((e) =>
@@ -135,7 +135,8 @@ export const DASHBOARD_HTML = `<!doctype html>
         el('span', { class: 'type', text: e.type.replace('_', ' ').toUpperCase() }), ' ',
         el('span', { text: e.scope + ' ' }), agentLink(e.agent_id),
         e.by ? el('span', { text: ' by ' + e.by }) : null,
-        e.reason ? el('span', { class: 'muted', text: ': ' + e.reason }) : null)));
+        e.reason ? el('span', { class: 'muted', text: ': ' + e.reason }) : null,
+        e.type === 'trespassed' && e.files ? el('span', { text: ' [' + e.files.join(', ') + ']' }) : null)));
   }
   const take = (next) => { next.receivedAt = Date.now(); state = next; render(); };
   // The stream sends the whole state once, then only changes on top of it: the first answer of

@@ -475,7 +475,17 @@ describe('alock hooks install --for claude', () => {
     expect(after.permissions).toEqual(before.permissions);
     expect(after.env).toEqual(before.env);
     expect(after.model).toBe('opus');
-    expect(after.hooks.PostToolUse).toEqual(before.hooks.PostToolUse);
+    // Someone's PostToolUse hook stays first; agent-lock's own (trespass) comes after it.
+    expect(after.hooks.PostToolUse[0]).toEqual(before.hooks.PostToolUse[0]);
+    const program = `${process.execPath} ${realpathSync(path.resolve('bin/alock.js'))}`;
+    expect(after.hooks.PostToolUse.slice(1)).toEqual([
+      {
+        matcher: 'Bash|PowerShell|Edit|Write|MultiEdit|NotebookEdit',
+        hooks: [
+          { type: 'command', command: expect.stringContaining(`${program} hooks claude-post-tool-use || `) },
+        ],
+      },
+    ]);
     expect(after.hooks.PreToolUse[0]).toEqual(before.hooks.PreToolUse[0]);
     expect(after.hooks.PreToolUse.filter(ours)).toHaveLength(1);
     expect(readFileSync(settingsFile(), 'utf8')).toMatch(/^\{\n {4}"permissions"/);
@@ -520,14 +530,35 @@ describe('alock hooks install --for claude', () => {
       ],
     };
     const guard = { matcher: 'Bash', hooks: [{ type: 'command', command: './guard.sh' }] };
-    writeFileSync(settingsFile(), JSON.stringify({ hooks: { PreToolUse: [old, guard] } }));
-    expect((await sandbox.json('me', ['hooks', 'install'])).body.status).toBe('installed');
+    // The post-tool hook (trespass) by the same rule: its older spelling replaced where it stands.
+    const oldPost = {
+      matcher: 'Bash|Edit|Write|MultiEdit|NotebookEdit',
+      hooks: [{ type: 'command', command: 'alock hooks claude-post-tool-use' }],
+    };
+    const format = { matcher: 'Edit', hooks: [{ type: 'command', command: 'prettier --write' }] };
+    writeFileSync(
+      settingsFile(),
+      JSON.stringify({ hooks: { PreToolUse: [old, guard], PostToolUse: [oldPost, format] } }),
+    );
+    const first = await sandbox.run('me', ['hooks', 'install']);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain('INSTALLED PreToolUse hook in ');
+    expect(first.stdout).toContain('INSTALLED PostToolUse hook in ');
+    expect(first.stdout.match(/^next: /gm)).toHaveLength(1);
     const list = read().hooks.PreToolUse;
     expect(list).toHaveLength(2);
     expect(list[0].matcher).toContain('PowerShell');
     expect(list[0].hooks[0].command).toContain(`${process.execPath} `);
     expect(list[1]).toEqual(guard);
+    const post = read().hooks.PostToolUse;
+    expect(post).toHaveLength(2);
+    expect(post[0].matcher).toContain('PowerShell');
+    expect(post[0].hooks[0].command).toContain(`${process.execPath} `);
+    expect(post[0].hooks[0].command).toContain(' hooks claude-post-tool-use || ');
+    expect(post[1]).toEqual(format);
+    // Both entries, in their absolute form, are known as ours: nothing added the second time.
     expect((await sandbox.json('me', ['hooks', 'install'])).body.status).toBe('unchanged');
+    expect(read().hooks.PostToolUse).toEqual(post);
   });
 
   it('refuses an unknown agent and an unknown action', async () => {

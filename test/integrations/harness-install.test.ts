@@ -52,8 +52,8 @@ const EXISTING: Record<keyof typeof JSON_FILES, unknown> = {
 
 /** The program every installed hook runs: this node and this package's bin, by absolute path. */
 const PROGRAM = `${process.execPath} ${realpathSync(path.resolve('bin/alock.js'))}`;
-const runs = (harness: string) =>
-  new RegExp(`^${escapeRegExp(`${PROGRAM} hooks ${harness}-pre-tool-use`)} \\|\\| `);
+const runs = (harness: string, when: 'pre' | 'post' = 'pre') =>
+  new RegExp(`^${escapeRegExp(`${PROGRAM} hooks ${harness}-${when}-tool-use`)} \\|\\| `);
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 }
@@ -123,6 +123,12 @@ describe('hooks install: the shape each harness reads', () => {
             hooks: [{ type: 'command', command: expect.stringMatching(runs('codex')) }],
           },
         ],
+        PostToolUse: [
+          {
+            matcher: 'apply_patch|Bash',
+            hooks: [{ type: 'command', command: expect.stringMatching(runs('codex', 'post')) }],
+          },
+        ],
         // The turn's end ends the claims the agent's edits took.
         // (by the same absolute program, but never failing closed: exit 2 at a Stop keeps the agent going)
         Stop: [{ hooks: [{ type: 'command', command: `${PROGRAM} hooks codex-turn-end` }] }],
@@ -130,6 +136,7 @@ describe('hooks install: the shape each harness reads', () => {
     });
     const gemini = JSON.parse(read('.gemini/settings.json'));
     expect(gemini.hooks.BeforeTool[0].matcher).toBe('write_file|replace|run_shell_command');
+    expect(gemini.hooks.AfterTool[0].hooks[0].command).toMatch(runs('gemini', 'post'));
     expect(gemini.hooks.AfterAgent).toEqual([
       { hooks: [{ type: 'command', command: `${PROGRAM} hooks gemini-turn-end` }] },
     ]);
@@ -144,6 +151,10 @@ describe('hooks install: the shape each harness reads', () => {
     expect(cursor.hooks.beforeShellExecution).toEqual([
       { command: expect.stringMatching(runs('cursor')), failClosed: true },
     ]);
+    // After the call nothing is refused any more: no failClosed there.
+    expect(cursor.hooks.afterShellExecution).toEqual([
+      { command: expect.stringMatching(runs('cursor', 'post')) },
+    ]);
     // The end of a turn is never held up by a hook that cannot run: no failClosed there.
     expect(cursor.hooks.stop).toEqual([{ command: `${PROGRAM} hooks cursor-turn-end` }]);
     const copilot = JSON.parse(read('.github/hooks/agent-lock.json'));
@@ -151,6 +162,9 @@ describe('hooks install: the shape each harness reads', () => {
       version: 1,
       hooks: {
         preToolUse: [{ type: 'command', bash: expect.stringMatching(runs('copilot')), timeoutSec: 30 }],
+        postToolUse: [
+          { type: 'command', bash: expect.stringMatching(runs('copilot', 'post')), timeoutSec: 30 },
+        ],
         agentStop: [{ type: 'command', bash: `${PROGRAM} hooks copilot-turn-end`, timeoutSec: 30 }],
         sessionEnd: [{ type: 'command', bash: `${PROGRAM} hooks copilot-session-end`, timeoutSec: 30 }],
       },
@@ -174,10 +188,18 @@ describe('hooks install: the shape each harness reads', () => {
           ],
         },
       ],
+      // The post-tool hook claims nothing either way: it carries no --no-claim.
+      PostToolUse: [
+        {
+          matcher: 'apply_patch|Bash',
+          hooks: [{ type: 'command', command: expect.stringMatching(runs('codex', 'post')) }],
+        },
+      ],
     });
     expect((await sandbox.run('me', ['hooks', 'install', '--for', 'claude', '--no-claim'])).code).toBe(0);
     const claude = JSON.parse(read('.claude/settings.json'));
-    expect(Object.keys(claude.hooks)).toEqual(['PreToolUse']);
+    expect(Object.keys(claude.hooks).sort()).toEqual(['PostToolUse', 'PreToolUse']);
+    expect(claude.hooks.PostToolUse[0].hooks[0].command).toMatch(runs('claude', 'post'));
     expect(claude.hooks.PreToolUse[0].hooks[0].command).toMatch(
       new RegExp(`^${escapeRegExp(`${PROGRAM} hooks claude-pre-tool-use --no-claim`)} \\|\\| `),
     );
@@ -244,6 +266,8 @@ describe('hooks install --for cline', () => {
     const file = path.join(sandbox.tree, '.clinerules/hooks/PreToolUse');
     expect(statSync(file).mode & 0o111).not.toBe(0);
     expect(read('.clinerules/hooks/PreToolUse')).toContain(`${PROGRAM} hooks cline-pre-tool-use && exit 0`);
+    expect(read('.clinerules/hooks/PostToolUse')).toContain(`exec ${PROGRAM} hooks cline-post-tool-use`);
+    expect(statSync(path.join(sandbox.tree, '.clinerules/hooks/PostToolUse')).mode & 0o111).not.toBe(0);
     // The task's end (completed or cancelled) ends the claims its edits took.
     for (const end of ['TaskComplete', 'TaskCancel']) {
       expect(statSync(path.join(sandbox.tree, '.clinerules/hooks', end)).mode & 0o111).not.toBe(0);
@@ -254,6 +278,7 @@ describe('hooks install --for cline', () => {
       'uninstalled',
     );
     expect(existsSync(file)).toBe(false);
+    expect(existsSync(path.join(sandbox.tree, '.clinerules/hooks/PostToolUse'))).toBe(false);
     expect(existsSync(path.join(sandbox.tree, '.clinerules/hooks/TaskComplete'))).toBe(false);
   });
 

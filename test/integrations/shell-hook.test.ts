@@ -97,6 +97,8 @@ const REFUSED = [
   'patch -p1 < fix.diff',
   'awk -i inplace 1 src/a.ts',
   "eval 'rm src/a.ts'",
+  // Codex's apply_patch through its shell tool.
+  "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: src/a.ts\n@@\n-export const a = 1;\n+export const a = 2;\n*** End Patch\nEOF",
   // Shapes the light reader answers on its own.
   'cd src && echo x >> a.ts 2>&1',
   'npm run build 2>&1 | tee src/a.ts',
@@ -165,6 +167,15 @@ describe('words that reach a held scope', () => {
     ['src/*.ts', 'src/a.ts', true],
   ])('%j meets %j: %s', (rel, scope, expected) => {
     expect(pathMeetsScope(rel, scope, () => false)).toBe(expected);
+  });
+
+  it('lets the commit every agent makes skip the grammar, held locks or not', () => {
+    const commit = 'git commit -m "$(cat <<\'EOF\'\nFix the loop\nEOF\n)"';
+    expect(wordsReach(commit, root, root, [], facts).kind).toBe('none');
+    expect(wordsReach(commit, root, root, HELD, facts).kind).toBe('none');
+    expect(
+      wordsReach('git checkout main 2>&1 | tail -3 && echo "$(date)"', root, root, HELD, facts).kind,
+    ).toBe('unsure');
   });
 
   // Whenever the grammar finds a target in a held scope, some word reaches it too: the hook may skip

@@ -188,6 +188,12 @@ const GAPS: [string, string[], boolean][] = [
   ['curl -o src/a.ts https://example.com/a', r('src/a.ts'), false],
   ['wget -O src/a.ts https://example.com/a', r('src/a.ts'), false],
   ['cd src > log && rm a.ts', r('log', 'src/a.ts'), false],
+  [
+    "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: src/a.ts\n@@\n-1\n+2\n*** End Patch\nEOF",
+    r(),
+    true,
+  ],
+  ["apply_patch '*** Begin Patch\n*** Update File: src/a.ts\n*** End Patch'", r('src/a.ts'), false],
 ];
 
 describe('shellWrites: forms that once passed unread', () => {

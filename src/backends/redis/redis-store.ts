@@ -18,7 +18,6 @@
  * on waking, a decision its client already gave up on).
  */
 import type { Decided, StoreEvent, StoreState } from '../../core/decide.js';
-import { readEvent } from '../../core/events.js';
 import { isEmpty } from '../../core/decide.js';
 import { AgentLockError, isAgentLockError } from '../../core/errors.js';
 import type { LockRecord } from '../../core/lock.js';
@@ -28,6 +27,7 @@ import { applyChanges, fenceFromClock } from '../shared/state.js';
 import { type CommitLine, commit, inside, type Sent, type StoreKeys, withFences } from './commit.js';
 import { type Client, Connection } from './connection.js';
 import { Announcer, DomainChannels, touchedIds } from './domain-channels.js';
+import { eventsOf } from './history.js';
 import { layoutDamage, repairStore } from './repair.js';
 import { type Cache, Snapshot } from './snapshot.js';
 import { parseRedisUrl } from '../../core/redis-url.js';
@@ -183,31 +183,12 @@ export class RedisStore implements Backend {
     return run;
   }
 
-  /**
-   * Each stream entry holds one commit's events (at least one): the last `limit` entries hold the
-   * last `limit` events. An event's id is its entry's id and its place in it (`ENTRY/i`).
-   */
+  /** The last `limit` events of the history stream (./history.ts reads them). */
   async events(limit: number, after?: string): Promise<StoreEvent[]> {
     const client = await this.connection.get();
     const key = this.keys.history;
     const start = after === undefined ? '-' : `(${after.split('/')[0]}`;
-    const entries = await this.call(() => client.xrevrange(key, '+', start, 'COUNT', limit));
-    const events: StoreEvent[] = [];
-    for (const [entry, fields] of entries.reverse()) {
-      let list: unknown;
-      try {
-        list = JSON.parse(fields[1] ?? '');
-      } catch {
-        // An unreadable entry is skipped: events are a record, not state.
-        continue;
-      }
-      if (!Array.isArray(list)) continue;
-      list.forEach((value, i) => {
-        const event = readEvent(value, `${entry}/${i}`);
-        if (event !== null) events.push(event);
-      });
-    }
-    return events.slice(-limit);
+    return eventsOf(await this.call(() => client.xrevrange(key, '+', start, 'COUNT', limit)), limit);
   }
 
   async serverFacts(): Promise<RedisServerFacts> {

@@ -4,7 +4,7 @@ export const hooksCommand = defineCommand({
   name: 'hooks',
   args: '<action>',
   summary:
-    'install or uninstall agent or git hooks, or run a hook: <harness>-pre-tool-use, <harness>-turn-end or <harness>-session-end for claude, codex, gemini, cursor, opencode, copilot, cline',
+    'install or uninstall agent or git hooks, or run a hook: <harness>-pre-tool-use, <harness>-post-tool-use, <harness>-turn-end or <harness>-session-end for claude, codex, gemini, cursor, opencode, copilot, cline',
   flags: [
     {
       flags: '--for <agent>',
