@@ -336,6 +336,16 @@ describe('hooks install --for opencode', () => {
       await expect(
         beforeTool({ tool: 'read', sessionID: 'ses_plugin', callID: 'c2' }, { args: {} }),
       ).resolves.toBe(undefined);
+      // The free file's edit claimed it; the session's turn end (session.idle) ends the claim. The
+      // plugin has its three handlers: before, after, and the session events.
+      expect(Object.keys(hooks).sort()).toEqual(['event', 'tool.execute.after', 'tool.execute.before']);
+      const scopes = async () =>
+        ((await sandbox.json('me', ['list'])).body.locks as { scope: string; claim: unknown }[])
+          .map((l) => `${l.scope}${l.claim === null ? '' : ' (claim)'}`)
+          .sort();
+      expect(await scopes()).toEqual(['src/a.ts', 'src/free.ts (claim)']);
+      await hooks.event!({ event: { type: 'session.idle', properties: { sessionID: 'ses_plugin' } } }, {});
+      expect(await scopes()).toEqual(['src/a.ts']);
     } finally {
       process.env = saved;
     }
