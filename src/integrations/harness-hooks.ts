@@ -51,7 +51,8 @@ interface Harness {
   /** How the README and messages name it. */
   readonly title: string;
   read(payload: unknown): ToolCall;
-  words(decision: HookDecision): Words;
+  /** The decision in the harness's words; some harnesses word it by the payload's own shape. */
+  words(decision: HookDecision, payload?: unknown): Words;
 }
 
 function firstIssue(error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }): string {
@@ -372,9 +373,20 @@ const cline: Harness = {
     }
     return { kind: 'ignore', why: `${toolName} is not checked` };
   },
-  words(decision) {
+  words(decision, payload) {
     // Cline reads an answer on every call; `cancel: false` lets the tool run.
-    if (decision.kind === 'deny') return { stdout: { cancel: true, errorMessage: decision.reason } };
+    if (decision.kind === 'deny') {
+      // The Cline SDK (CLI 3.0; payload hookName tool_call) reads `cancel: true` as "stop the
+      // whole run" (@cline/core's file-hook extension maps it to {stop}, and the agent's
+      // applyStopControl throws ControlledStopError before any tool runs): the call is refused but
+      // the model never learns why and the task ends. So there the call's input is replaced by
+      // null, which every SDK tool rejects before it touches anything, and the reason goes to the
+      // model as the hook's context. The extension's own hooks (hookName PreToolUse) read `cancel`.
+      if (isObject(payload) && payload.hookName === 'tool_call') {
+        return { stdout: { cancel: false, overrideInput: null, context: decision.reason } };
+      }
+      return { stdout: { cancel: true, errorMessage: decision.reason } };
+    }
     const out: Json = { cancel: false };
     if (decision.context?.length) out.contextModification = decision.context.join('\n');
     return { stdout: out };
@@ -383,8 +395,8 @@ const cline: Harness = {
 
 const ADAPTERS: Record<HarnessName, Harness> = { codex, gemini, cursor, opencode, copilot, cline };
 
-function answer(harness: Harness, decision: HookDecision): Answer {
-  const { stdout } = harness.words(decision);
+function answer(harness: Harness, decision: HookDecision, payload?: unknown): Answer {
+  const { stdout } = harness.words(decision, payload);
   const denied = decision.kind === 'deny';
   const message = denied ? decision.reason : decision.message;
   return {
@@ -419,11 +431,11 @@ export async function harnessPreToolUse(cli: CliContext, name: HarnessName): Pro
       couldNotDecide(env, `the hook payload is not a ${harness.title} tool call (${call.why})`),
     );
   }
-  if (call.kind === 'ignore') return answer(harness, allow(`allowed: ${call.why}`));
-  if (call.kind === 'refuse') return answer(harness, deny(call.why, { error: 'command' }));
+  if (call.kind === 'ignore') return answer(harness, allow(`allowed: ${call.why}`), payload);
+  if (call.kind === 'refuse') return answer(harness, deny(call.why, { error: 'command' }), payload);
   // A bad value is an error, never a silent default: every edit is refused until it is fixed.
   const bad = badSettingDecision(env);
-  if (bad !== null && call.kind === 'edit') return answer(harness, bad);
+  if (bad !== null && call.kind === 'edit') return answer(harness, bad, payload);
   try {
     const agent = () =>
       callerAgent(call.caller, env, () => {
@@ -453,20 +465,20 @@ export async function harnessPreToolUse(cli: CliContext, name: HarnessName): Pro
         decision ??= one;
       }
       // Only a command that writes a file is decided: `ls` goes, whatever the setting.
-      if (bad !== null && decision?.kind === 'deny') return answer(harness, bad);
+      if (bad !== null && decision?.kind === 'deny') return answer(harness, bad, payload);
       // What no parser sees is caught after the fact: the held files are stamped for the post hook
       // (the call's whole text, as the post hook reads it back).
       if (call.kind === 'shell' && decision?.kind !== 'deny') {
         const text = [call.command, ...(call.more ?? [])].join('\n');
         await stampShell(cli, { key: shellKey(name, payload, text), command: text, base, agent });
       }
-      return answer(harness, decision!);
+      return answer(harness, decision!, payload);
     }
     // The same decision that checks the files claims them for the agent (claims on edit).
-    return answer(harness, await checkFiles(cli, call.files, agent(), base, call.tool));
+    return answer(harness, await checkFiles(cli, call.files, agent(), base, call.tool), payload);
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
-    return answer(harness, couldNotDecide(env, why));
+    return answer(harness, couldNotDecide(env, why), payload);
   }
 }
 

@@ -4,6 +4,7 @@
  * `alock hooks install --for cline` writes to `.clinerules/hooks/PreToolUse`.
  */
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { binaryPath, HARNESSES } from '../../scripts/e2e-harnesses.mjs';
 import { makeRecorderScript } from './kit.js';
@@ -27,20 +28,19 @@ harnessSuite({
     return {};
   },
   afterInstall(sb) {
+    // Record only the events alock does not install itself (it writes PreToolUse and PostToolUse,
+    // and may write more): a recorder in their place would make the next install refuse the file.
     for (const event of ['PostToolUse', 'TaskComplete', 'TaskStart', 'UserPromptSubmit', 'TaskCancel']) {
-      makeRecorderScript(path.join(sb.repo, '.clinerules', 'hooks', event), event);
+      const file = path.join(sb.repo, '.clinerules', 'hooks', event);
+      if (!existsSync(file)) makeRecorderScript(file, event);
     }
   },
-  // Cline CLI 3.0 names its tools `editor`, `run_commands`, `read_files`, `apply_patch`; the hook
-  // reads only the extension's `write_to_file`, `replace_in_file`, `execute_command`, so it lets
-  // these through (the payload it gets is in recordings/). Written as failing cases: when the hook
-  // learns these tools they start passing, `it.fails` then fails, and these lines go.
-  knownFailing: {
-    'held-edit': 'the hook does not read Cline 3.0 `editor` calls',
-    'held-echo': 'the hook does not read Cline 3.0 `run_commands` calls',
-    'held-sed': 'the hook does not read Cline 3.0 `run_commands` calls',
-  },
-  args: (_sb, prompt) => ['--auto-approve', 'true', '--retries', '1', prompt],
+  // Cline CLI 3.0 reads a PreToolUse `cancel: true` as "stop the run" (the model never hears why),
+  // so the hook answers it with the call's input replaced by null, which the tool rejects, and the
+  // refusal as hook context: the model reads it in a <hook_context> message after the tool error.
+  // --retries is Cline's limit of consecutive mistakes, and a refused call is one (a tool error):
+  // at 1 the run ends before the model is asked again and reads the refusal (the default is 6).
+  args: (_sb, prompt) => ['--auto-approve', 'true', '--retries', '2', prompt],
   edit: (tools, _wire, file, before, after) => {
     const calls: ToolCall[] = [];
     if (tools.includes('editor')) {

@@ -110,14 +110,11 @@ trust_level = "trusted"
     appendFileSync(path.join(codexHome(sb), 'config.toml'), lines.join(''));
   },
   // Codex turns a shell `apply_patch <<'EOF'` into its own patch tool, after the hook has seen it
-  // as a Bash command (recordings/codex-0.171.0/codex-pre-tool-use--Bash-apply_patch-heredoc.json)
-  // and let it through: the shell check does not read apply_patch as a writer.
+  // as a Bash command (recordings/codex-0.171.0/codex-pre-tool-use--Bash-apply_patch-heredoc.json):
+  // the shell check reads the heredoc's patch and refuses it.
   extraHeldShell: {
     'held-bash-apply_patch':
       "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: src/a.ts\n@@\n-export const a = 1;\n+export const a = 9;\n*** End Patch\nEOF",
-  },
-  knownFailing: {
-    'held-bash-apply_patch': "the hook lets Bash `apply_patch <<'EOF'` through (the held file is patched)",
   },
   args: (_sb, prompt) => ['exec', '--color', 'never', prompt],
   edit: (tools, _wire, file, before, after) => {

@@ -37,6 +37,8 @@ export interface LoggedRequest {
   readonly body: unknown;
   /** The text of every tool result in the conversation, in order. */
   readonly toolResults: string[];
+  /** Hook context the harness put in the conversation as text of its own (Cline's <hook_context>). */
+  readonly hookContexts: string[];
   /** What the server answered: a tool call, or text. */
   answered: ToolCall | string | null;
 }
@@ -61,9 +63,10 @@ function textOf(value: unknown): string {
 }
 
 /** The tool names a request offers, and the tool results its conversation holds. */
-function readRequest(wire: Wire, body: Json): { tools: string[]; results: string[] } {
+function readRequest(wire: Wire, body: Json): { tools: string[]; results: string[]; contexts: string[] } {
   const tools: string[] = [];
   const results: string[] = [];
+  const contexts: string[] = [];
   const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
   if (wire === 'anthropic') {
     for (const t of list(body.tools)) if (isObject(t) && typeof t.name === 'string') tools.push(t.name);
@@ -96,6 +99,10 @@ function readRequest(wire: Wire, body: Json): { tools: string[]; results: string
     }
     for (const m of list(body.messages)) {
       if (isObject(m) && m.role === 'tool') results.push(textOf(m.content));
+      // The Cline SDK hands a pre-tool hook's context to the model as a user message after the result.
+      else if (isObject(m) && m.role === 'user' && textOf(m.content).includes('<hook_context')) {
+        contexts.push(textOf(m.content));
+      }
     }
   } else {
     for (const t of list(body.tools)) {
@@ -111,7 +118,7 @@ function readRequest(wire: Wire, body: Json): { tools: string[]; results: string
       }
     }
   }
-  return { tools, results };
+  return { tools, results, contexts };
 }
 
 function wireOf(method: string, url: string): Wire | 'other' {
@@ -378,6 +385,13 @@ export class ModelServer {
     return [...seen];
   }
 
+  /** The hook context the harness showed the model in this case (see LoggedRequest.hookContexts). */
+  hookContexts(): string[] {
+    const seen = new Set<string>();
+    for (const r of this.requests) for (const t of r.hookContexts) seen.add(t);
+    return [...seen];
+  }
+
   /** The tool calls the server made in this case. */
   calls(): ToolCall[] {
     return this.requests.flatMap((r) => (r.answered && typeof r.answered !== 'string' ? [r.answered] : []));
@@ -397,14 +411,23 @@ export class ModelServer {
       const url = req.url ?? '/';
       const method = req.method ?? 'GET';
       const wire = wireOf(method, url);
-      const logged: LoggedRequest = { wire, method, url, body, toolResults: [], answered: null };
+      const logged: LoggedRequest = {
+        wire,
+        method,
+        url,
+        body,
+        toolResults: [],
+        hookContexts: [],
+        answered: null,
+      };
       this.requests.push(logged);
       if (wire === 'other' || !isObject(body)) {
         this.other(req, res, url);
         return;
       }
-      const { tools, results } = readRequest(wire, body);
+      const { tools, results, contexts } = readRequest(wire, body);
       logged.toolResults.push(...results);
+      logged.hookContexts.push(...contexts);
       let answer: ToolCall | string = results.length === 0 ? 'OK' : this.plan.final;
       if (tools.length > 0) answer = this.plan.steps(tools, wire)[results.length] ?? this.plan.final;
       logged.answered = answer;

@@ -126,7 +126,9 @@ export function harnessSuite(def: HarnessDef): void {
 
     const heldBy = 'other';
     function expectRefusalReached(run: RunResult): void {
-      const results = server.toolResults().join('\n');
+      // What the model was told of its refused call: the tool result, or (Cline SDK) the hook's
+      // context next to it.
+      const results = [...server.toolResults(), ...server.hookContexts()].join('\n');
       expect(server.calls().length, `no tool call was made\n${describeRun(run)}`).toBeGreaterThan(0);
       expect(results, `the refusal did not reach the model\n${describeRun(run)}`).toMatch(
         /agent-lock|held|holds/i,

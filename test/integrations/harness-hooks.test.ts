@@ -63,6 +63,7 @@ function refusal(harness: Harness, out: Output | null): string | null {
     case 'copilot':
       return out.permissionDecision === 'deny' ? String(out.permissionDecisionReason) : null;
     case 'cline':
+      if (out.cancel === false && out.overrideInput === null) return String(out.context);
       return out.cancel === true ? String(out.errorMessage) : null;
   }
 }

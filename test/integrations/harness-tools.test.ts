@@ -64,6 +64,8 @@ function refusal(stdout: string): string | null {
   if (out.decision === 'deny') return String(out.reason);
   if (out.permission === 'deny') return String(out.agent_message);
   if (out.cancel === true) return String(out.errorMessage);
+  // The Cline SDK's refusal: the call's input replaced by null, the reason as the hook's context.
+  if (out.cancel === false && out.overrideInput === null) return String(out.context);
   return null;
 }
 
@@ -85,6 +87,32 @@ describe.each(TOOLS.writes)('$name', (c) => {
     // The same call aimed at src/b.ts (Set-Location src; ... a.ts names its file itself).
     const text = fill(c.payload, 'src/b.ts').replaceAll('>> a.ts', '>> b.ts');
     expect(refusal(await hook(c.harness, text))).toBeNull();
+  });
+});
+
+describe('Cline refusal shape', () => {
+  const sdk = TOOLS.writes.find((c) => c.name === 'Cline CLI 3.0 editor');
+  const extension = TOOLS.writes.find(
+    (c) => c.harness === 'cline' && (c.payload as { hookName?: string }).hookName === 'PreToolUse',
+  );
+
+  it('answers the Cline SDK (hookName tool_call) with a null input and the reason as context', async () => {
+    // The SDK reads `cancel: true` as "stop the whole run": the model would never hear why.
+    expect(sdk).toBeDefined();
+    expect((await sandbox.run('other-agent', ['acquire', 'src/a.ts'])).code).toBe(0);
+    const out = JSON.parse(await hook('cline', fill(sdk!.payload, 'src/a.ts')));
+    expect(out).toEqual({
+      cancel: false,
+      overrideInput: null,
+      context: expect.stringContaining('other-agent'),
+    });
+  });
+
+  it('answers the extension (hookName PreToolUse) with cancel and errorMessage', async () => {
+    expect(extension).toBeDefined();
+    expect((await sandbox.run('other-agent', ['acquire', 'src/a.ts'])).code).toBe(0);
+    const out = JSON.parse(await hook('cline', fill(extension!.payload, 'src/a.ts')));
+    expect(out).toEqual({ cancel: true, errorMessage: expect.stringContaining('other-agent') });
   });
 });
 
