@@ -82,7 +82,7 @@ export function contractMarkdown(): string {
     '',
     ENVIRONMENT.map(code).join(', '),
     '',
-    'See [configuration](../README.md#configuration) for what each one does and its default.',
+    'See [configuration](concepts.md#configuration) for what each one does and its default.',
     '',
   );
   return out.join('\n');

@@ -1,7 +1,7 @@
 /**
  * The user documentation in docs/: the generated reference matches the contract table it is made
- * from, the hand-written JSON page names every field the program prints, and no link leaves the
- * repository (a user of the package has nothing beside it).
+ * from, the hand-written JSON page names every field the program prints, no link leaves the
+ * repository (a user of the package has nothing beside it), and the README stays a short tour.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -12,9 +12,28 @@ import { contractDocument } from '../../src/cli/contract.js';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const read = (file: string) => readFileSync(path.join(repo, file), 'utf8');
-const pages = ['README.md', ...readdirSync(path.join(repo, 'docs')).map((f) => `docs/${f}`)].filter((f) =>
-  f.endsWith('.md'),
-);
+const pages = [
+  'README.md',
+  ...readdirSync(path.join(repo, 'docs')).map((f) => `docs/${f}`),
+  ...readdirSync(path.join(repo, 'bench')).map((f) => `bench/${f}`),
+].filter((f) => f.endsWith('.md'));
+
+/** The anchors GitHub gives a page's headings: lower case, punctuation dropped, spaces as dashes. */
+function anchors(markdown: string): Set<string> {
+  const seen = new Map<string, number>();
+  const found = new Set<string>();
+  for (const [, heading] of markdown.replace(/```[\s\S]*?```/g, '').matchAll(/^#{1,6} +(.+)$/gm)) {
+    const slug = heading!
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N} _-]/gu, '')
+      .replace(/ /g, '-');
+    const n = seen.get(slug) ?? 0;
+    seen.set(slug, n + 1);
+    found.add(n === 0 ? slug : `${slug}-${n}`);
+  }
+  return found;
+}
 
 describe('docs/', () => {
   it('docs/cli.md is what `npm run docs` writes from the contract (re-run it after changing a command)', () => {
@@ -34,16 +53,37 @@ describe('docs/', () => {
     expect(missing).toEqual([]);
   });
 
-  it('links only to files inside the repository, and each one exists', () => {
+  it('links only to files inside the repository, and each one exists, down to its heading', () => {
     const broken: string[] = [];
     for (const page of pages) {
       for (const [, target] of read(page).matchAll(/\]\(([^)\s]+)\)/g)) {
-        if (/^(https?:|mailto:|#)/.test(target!)) continue;
-        const file = path.resolve(repo, path.dirname(page), target!.split('#')[0]!);
+        if (/^(https?:|mailto:)/.test(target!)) continue;
+        const [where, anchor] = target!.split('#') as [string, string | undefined];
+        const file = path.resolve(repo, path.dirname(page), where === '' ? path.basename(page) : where);
         if (!file.startsWith(repo) || !existsSync(file)) broken.push(`${page}: ${target}`);
+        else if (anchor !== undefined && !anchors(readFileSync(file, 'utf8')).has(anchor)) {
+          broken.push(`${page}: ${target} (no such heading)`);
+        }
       }
     }
-    expect(pages.length).toBeGreaterThan(3);
+    expect(pages).toContain('docs/agents.md');
+    expect(pages).toContain('bench/README.md');
     expect(broken).toEqual([]);
+  });
+
+  it('the README is a tour: at most 300 lines, the reference linked from it', () => {
+    const readme = read('README.md');
+    expect(readme.split('\n').length).toBeLessThanOrEqual(300);
+    for (const page of [
+      'docs/cli.md',
+      'docs/agents.md',
+      'docs/library.md',
+      'docs/stores.md',
+      'docs/concepts.md',
+    ]) {
+      expect(readme).toContain(`](${page}`);
+    }
+    // Dated benchmark notes belong in bench/, not in the tour.
+    expect(readme).not.toMatch(/\b20\d\d-\d\d-\d\d\b/);
   });
 });
