@@ -21,7 +21,8 @@ npm pack --pack-destination "$work" --silent >"$work/pack.log" 2>&1 || {
 tarball=$(ls "$work"/agent-lock-*.tgz)
 version=$(node -p 'require("./package.json").version')
 
-# A global install into a prefix of our own: what `npm install -g agent-lock` gives a user.
+# A global install into a prefix of our own: what `npm install -g ./agent-lock-VERSION.tgz` gives a
+# user (and `npm install -g agent-lock`, once the package is published).
 npm install --global --prefix "$work/prefix" --omit=dev --no-audit --no-fund "$tarball" >"$work/install.log" 2>&1 || {
   cat "$work/install.log" >&2
   fail "npm install of the tarball failed"

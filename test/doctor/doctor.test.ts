@@ -155,6 +155,10 @@ describe('alock doctor on the file store', () => {
       doc = await r.doctor({ PATH: `${bare}:/usr/bin:/bin` });
       expect(doc.code).toBe(1);
       expect(byCode(doc.checks, 'hook_claude_unrunnable')?.message).toMatch(/exit 127/);
+      // An install that works today (the package is not on npm yet), and the one for later.
+      expect(byCode(doc.checks, 'hook_claude_unrunnable')?.fix).toMatch(
+        /^install agent-lock where the hook looks \(from a clone of agent-lock: npm ci && npm run build && npm install -g \. ;.*once published: npm install -g agent-lock\)/,
+      );
       expect(byCode(doc.checks, 'hook_git')?.message).toMatch(/^git: pre-commit guard at .*pre-commit$/);
 
       const bin = path.join(bare, 'bin');
