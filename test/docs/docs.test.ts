@@ -71,6 +71,18 @@ describe('docs/', () => {
     expect(broken).toEqual([]);
   });
 
+  it('no source, test or page cites a design document the repository does not hold', () => {
+    // Spelled in two parts so that this file does not match itself.
+    const citation = new RegExp(`${'DES'}IGN( section)? \\d`);
+    const files = ['src', 'test', 'docs', 'bench', 'scripts', 'bin', 'assets'].flatMap((dir) =>
+      readdirSync(path.join(repo, dir), { recursive: true, encoding: 'utf8' })
+        .map((f) => path.join(dir, f))
+        .filter((f) => /\.(ts|mts|js|mjs|cjs|md|sh)$/.test(f)),
+    );
+    expect(files.length).toBeGreaterThan(100);
+    expect(files.filter((f) => citation.test(read(f)))).toEqual([]);
+  });
+
   it('the README is a tour: at most 300 lines, the reference linked from it', () => {
     const readme = read('README.md');
     expect(readme.split('\n').length).toBeLessThanOrEqual(300);
