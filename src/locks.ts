@@ -5,6 +5,7 @@
  */
 import type { RepairReport } from './backends/backend.js';
 import type { StoreEvent } from './core/decide.js';
+import type { Session } from './store/session.js';
 import {
   completeIdentity,
   type EventQuery,
@@ -12,10 +13,9 @@ import {
   openStore,
   type StoreOptions,
 } from './store/store.js';
-import type { Session } from './store/session.js';
 
-export type { AcquireOptions, Session } from './store/session.js';
 export type { HoldOptions, HoldResult, WithLockResult } from './store/hold.js';
+export type { AcquireOptions, Session } from './store/session.js';
 export type { EventQuery, IdentityOption, Store, StoreOptions } from './store/store.js';
 export { openStore } from './store/store.js';
 

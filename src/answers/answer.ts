@@ -2,12 +2,14 @@ import type { Warning } from '../core/decide.js';
 import type { Identity } from '../core/identity.js';
 import type { Lock } from '../core/lock.js';
 import type { Locks } from '../locks.js';
+import type { AnyStatus } from './contract.js';
 import type { Style } from './render.js';
 
 /** What a command hands back to the CLI edge: words, the JSON envelope's parts and an exit code. */
 export interface Answer {
   command: string;
-  status: string;
+  /** One of the contract table's answers (answers/contract.ts): any other does not compile. */
+  status: AnyStatus;
   exitCode: number;
   locks: Lock[];
   conflicts: Lock[];

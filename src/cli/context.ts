@@ -5,6 +5,8 @@
 import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Answer, CliContext } from '../answers/answer.js';
+import type { CommandName, DecidedStatus } from '../answers/contract.js';
+import { signalExitCode } from '../answers/interruption.js';
 import { claimRefusal, timeoutMessage } from '../answers/messages.js';
 import { answerOf } from '../answers/outcome.js';
 import { lockLines, paint, quoteArg, STATUS_WORD, type Style } from '../answers/render.js';
@@ -16,7 +18,6 @@ import { type PathScope, scopeFromPattern } from '../core/scope.js';
 import { ancestorChain, hostName } from '../host/process.js';
 import { type Locks, openLocks } from '../locks.js';
 import type { CliCommand } from './command.js';
-import { signalExitCode } from '../answers/interruption.js';
 
 declare const __VERSION__: string;
 export const VERSION = typeof __VERSION__ === 'string' ? __VERSION__ : '0.0.0-dev';
@@ -159,7 +160,12 @@ export class Cli implements CliContext {
     return locks.map((l) => l.scope).join(' ');
   }
 
-  answer(command: string, outcome: Outcome<string>, text: string[], message: string): Answer {
+  answer<C extends CommandName>(
+    command: C,
+    outcome: Outcome<DecidedStatus<C>>,
+    text: string[],
+    message: string,
+  ): Answer {
     return answerOf(command, outcome, message, text);
   }
 
@@ -185,7 +191,7 @@ export class Cli implements CliContext {
     return locks.flatMap((lock) => lockLines(lock, this.now, this.style));
   }
 
-  held(command: string, outcome: Outcome<string>, asked: string[]): Answer {
+  held<C extends CommandName>(command: C, outcome: Outcome<DecidedStatus<C>>, asked: string[]): Answer {
     const message = claimRefusal(outcome, asked.join(' ')) ?? '';
     const people = [...new Set(outcome.conflicts.map((l) => l.agent_id))].filter(
       (id) => id !== UNKNOWN_HOLDER,
@@ -227,10 +233,10 @@ export function abortedAnswer(cli: Cli, command: string, asked: string, signal: 
   };
 }
 
-export function timeoutAnswer(
+export function timeoutAnswer<C extends CommandName>(
   cli: Cli,
-  command: string,
-  outcome: Outcome<string>,
+  command: C,
+  outcome: Outcome<DecidedStatus<C>>,
   asked: string[],
   waited: number,
 ): Answer {
@@ -248,9 +254,9 @@ export function timeoutAnswer(
 }
 
 /** An answer that is no decision (whoami, version, ...): exit 0, no locks. */
-export function plainAnswer(
-  command: string,
-  status: string,
+export function plainAnswer<C extends CommandName>(
+  command: C,
+  status: DecidedStatus<C>,
   text: string[],
   extra: Record<string, unknown> = {},
   message = '',

@@ -7,13 +7,14 @@
  */
 import { createLogUpdate } from 'log-update';
 import { createColors } from 'picocolors';
+import type { Answer } from '../answers/answer.js';
+import type { StatusOf } from '../answers/contract.js';
+import { interruption, signalExitCode } from '../answers/interruption.js';
+import { age, visible } from '../answers/render.js';
 import type { ListOutcome } from '../core/decide.js';
 import type { StoreEvent } from '../core/events.js';
 import type { Lock } from '../core/lock.js';
-import type { Answer } from '../answers/answer.js';
-import { age, visible } from '../answers/render.js';
 import type { Cli } from './context.js';
-import { interruption, signalExitCode } from '../answers/interruption.js';
 
 type Colors = ReturnType<typeof createColors>;
 
@@ -102,7 +103,7 @@ export async function watchCommand(cli: Cli): Promise<Answer> {
     listed: await locks.list(),
     events: await locks.events(EVENTS_SHOWN),
   });
-  const answer = (exitCode: number, status: string, text: string[]): Answer => ({
+  const answer = (exitCode: number, status: StatusOf<'watch'>, text: string[]): Answer => ({
     command: 'watch',
     status,
     exitCode,

@@ -15,6 +15,7 @@ import type { Lock } from '../core/lock.js';
 import type { PreToolUsePayload } from './claude-payload.js';
 
 export type { PreToolUsePayload } from './claude-payload.js';
+
 import {
   badSettingDecision,
   callBase,

@@ -3,6 +3,8 @@
  * outcome (contention is an outcome; a misuse rejects the promise with an AgentLockError). Every
  * decision goes through the store, which thaws what it drops.
  */
+
+import type { TransactOptions } from '../backends/backend.js';
 import {
   type AcquireRequest,
   type AcquireStatus,
@@ -14,10 +16,10 @@ import {
   decideAcquire,
   decideBreak,
   decideCheck,
-  decideLeave,
   decideLeaseCheck,
   decideLeaseRelease,
   decideLeaseRenew,
+  decideLeave,
   decideList,
   decideNote,
   decideRelease,
@@ -34,7 +36,6 @@ import {
   type StoreState,
   type Target,
 } from '../core/decide.js';
-import type { TransactOptions } from '../backends/backend.js';
 import { listenDomains, lockDomains, targetDomains } from '../core/domains.js';
 import { AgentLockError } from '../core/errors.js';
 import type { Identity } from '../core/identity.js';

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import {
+  chmodSync,
   closeSync,
   constants,
   fstatSync,
@@ -12,7 +13,6 @@ import {
   openSync,
   readSync,
   renameSync,
-  chmodSync,
   writeSync,
 } from 'node:fs';
 import { dirname } from 'node:path';
