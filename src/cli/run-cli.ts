@@ -10,8 +10,9 @@ import { AgentLockError, asAgentLockError, isAgentLockError } from '../core/erro
 import type { Identity } from '../core/identity.js';
 import { agentOf, Cli, type CliIo, type GlobalOptions, parentInferred } from './context.js';
 import { COMMANDS } from './contract.js';
+import { scanArgv } from './argv-scan.js';
 import { conventionalArgv } from './conventions.js';
-import { buildProgram, commandWord } from './program.js';
+import { buildProgram } from './program.js';
 import { rewriteBareWait } from './waiting.js';
 import { warningLines } from './worktrees.js';
 
@@ -24,8 +25,12 @@ function toAgentLockError(error: unknown): AgentLockError {
     return new AgentLockError('E_USAGE', 'no command given', { hint: 'see --help' });
   }
   if (error instanceof CommanderError) {
-    const text = error.message.replace(/^error:\s*/i, '').split('\n')[0] ?? error.message;
-    return new AgentLockError('E_USAGE', text, { hint: 'see --help' });
+    const [text = error.message, ...more] = error.message.replace(/^error:\s*/i, '').split('\n');
+    // Commander puts its suggestion on a line of its own, "(Did you mean acquire?)": keep it.
+    const suggestion = /Did you mean ([^?]+)\?/.exec(more.join(' '))?.[1];
+    return new AgentLockError('E_USAGE', text, {
+      hint: suggestion ? `Did you mean ${suggestion}? See --help` : 'see --help',
+    });
   }
   return asAgentLockError(error);
 }
@@ -34,7 +39,7 @@ export async function runCli(fullArgv: readonly string[], io: CliIo): Promise<nu
   let argv = fullArgv;
   let passthrough: string[] | null = null;
   // `run SCOPE... -- COMMAND ARGS`: everything after `--` is the command's, never ours to parse.
-  if (commandWord(fullArgv) === 'run') {
+  if (scanArgv(fullArgv).command === 'run') {
     const split = fullArgv.indexOf('--');
     if (split >= 0) {
       passthrough = fullArgv.slice(split + 1);
@@ -42,6 +47,8 @@ export async function runCli(fullArgv: readonly string[], io: CliIo): Promise<nu
     }
   }
   argv = rewriteBareWait(conventionalArgv(argv));
+  // After the conventions: `help acquire` is `acquire --help` now.
+  const named = scanArgv(argv);
   const wantsJson = argv.includes('--json');
   let program: Command | null = null;
   const cli = new Cli(io, () => (program?.opts() ?? {}) as GlobalOptions, COMMANDS);
@@ -54,7 +61,7 @@ export async function runCli(fullArgv: readonly string[], io: CliIo): Promise<nu
     (a) => {
       answer = a;
     },
-    asksHelp ? null : commandWord(argv),
+    asksHelp ? null : named.command,
   );
   program.exitOverride();
   program.configureOutput({
@@ -69,7 +76,7 @@ export async function runCli(fullArgv: readonly string[], io: CliIo): Promise<nu
     command.exitOverride();
     command.configureOutput({ writeOut: (t) => (helpText += t), writeErr: () => {} });
   }
-  const command = commandWord(argv) ?? argv.find((a) => !a.startsWith('-')) ?? '';
+  const command = named.command ?? named.word ?? '';
   let exitCode = 2;
   try {
     if (argv.length === 0) {
