@@ -12,7 +12,7 @@ import { interruption, signalExitCode } from '../answers/interruption.js';
 import { quoteArg } from '../answers/render.js';
 import { parseSeconds } from '../core/config.js';
 import { AgentLockError } from '../core/errors.js';
-import type { Lease, LeaseLostError } from '../lease.js';
+import type { Lease, LeaseLostError } from '../store/lease.js';
 import { abortedAnswer, agentOf, type Cli, timeoutAnswer } from './context.js';
 import { LiveLine, type WaitFlags, waitSeconds } from './waiting.js';
 import { otherWorktreeAnswer } from './worktrees.js';

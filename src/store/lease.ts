@@ -12,10 +12,10 @@
  * the signal (and `onLost`), never thrown from a timer.
  */
 
-import type { WatchListener } from './backends/backend.js';
-import type { LeaseCheckStatus, LeaseRef, Outcome, ReleaseStatus, RenewStatus } from './core/decide.js';
-import type { ErrorCode } from './core/errors.js';
-import type { Lock } from './core/lock.js';
+import type { WatchListener } from '../backends/backend.js';
+import type { LeaseCheckStatus, LeaseRef, Outcome, ReleaseStatus, RenewStatus } from '../core/decide.js';
+import type { ErrorCode } from '../core/errors.js';
+import type { Lock } from '../core/lock.js';
 
 export type LeaseLostReason = 'broken' | 'expired' | 'unreachable';
 

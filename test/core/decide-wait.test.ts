@@ -3,6 +3,7 @@
  * waiter, and are never locks. No store, no disk, no real time.
  */
 import { describe, expect, it } from 'vitest';
+import { applyChanges } from '../../src/backends/shared/state.js';
 import {
   type AcquireRequest,
   type Caller,
@@ -21,7 +22,6 @@ import {
   waiterKey,
 } from '../../src/core/decide.js';
 import type { LockRecord } from '../../src/core/lock.js';
-import { applyChanges } from '../../src/backends/shared/state.js';
 import { scopeFromPattern } from '../../src/core/scope.js';
 
 const HOST = 'host-1';

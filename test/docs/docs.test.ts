@@ -7,8 +7,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { contractMarkdown } from '../../src/cli/contract-docs.js';
 import { contractDocument } from '../../src/cli/contract.js';
+import { contractMarkdown } from '../../src/cli/contract-docs.js';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const read = (file: string) => readFileSync(path.join(repo, file), 'utf8');

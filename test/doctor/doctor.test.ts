@@ -3,6 +3,7 @@
  * for, says how to fix it, and changes nothing it looks at.
  */
 import {
+  appendFileSync,
   chmodSync,
   existsSync,
   mkdirSync,
@@ -12,7 +13,6 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { appendFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';

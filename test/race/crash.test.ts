@@ -11,14 +11,14 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CLI,
-  type Worker,
+  churnPool,
   readLog,
   replayLog,
   requireBuild,
   scratch,
   sleep,
   startWorkers,
-  churnPool,
+  type Worker,
 } from './helpers.js';
 
 const CHURNERS = 6;
