@@ -4,7 +4,8 @@
  */
 import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
-import type { Answer, CliContext } from '../answers/answer.js';
+import type { Answer } from '../answers/answer.js';
+import type { CliContext } from '../answers/cli-context.js';
 import type { CommandName, DecidedStatus } from '../answers/contract.js';
 import { signalExitCode } from '../answers/interruption.js';
 import { claimRefusal, timeoutMessage } from '../answers/messages.js';

@@ -5,7 +5,8 @@
  */
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import type { Answer, CliContext } from '../answers/answer.js';
+import type { Answer } from '../answers/answer.js';
+import type { CliContext } from '../answers/cli-context.js';
 import { exitCodeFor } from '../answers/contract.js';
 import { paint, quoteArg } from '../answers/render.js';
 import { AgentLockError } from '../core/errors.js';
