@@ -18,9 +18,11 @@ export type {
 } from './core/decide.js';
 export { AgentLockError, type ErrorCode } from './core/errors.js';
 export { EVENT_TYPES, type EventType } from './core/events.js';
+export { type Dashboard, type DashboardOptions, serveDashboard } from './ui/dashboard.js';
 export type { Identity } from './core/identity.js';
 export type { Checkout, Holder, Lock, Mode } from './core/lock.js';
 export { W_OTHER_WORKTREE, type WorktreesPolicy, warningsForAgent } from './core/worktrees.js';
+export { type Lease, LeaseLostError, type LeaseLostReason } from './store/lease.js';
 export {
   type AcquireOptions,
   type EventQuery,
@@ -36,5 +38,3 @@ export {
   type StoreOptions,
   type WithLockResult,
 } from './locks.js';
-export { type Lease, LeaseLostError, type LeaseLostReason } from './store/lease.js';
-export { type Dashboard, type DashboardOptions, serveDashboard } from './ui/dashboard.js';

@@ -5,7 +5,6 @@
  */
 import type { RepairReport } from './backends/backend.js';
 import type { StoreEvent } from './core/decide.js';
-import type { Session } from './store/session.js';
 import {
   completeIdentity,
   type EventQuery,
@@ -13,9 +12,10 @@ import {
   openStore,
   type StoreOptions,
 } from './store/store.js';
+import type { Session } from './store/session.js';
 
-export type { HoldOptions, HoldResult, WithLockResult } from './store/hold.js';
 export type { AcquireOptions, Session } from './store/session.js';
+export type { HoldOptions, HoldResult, WithLockResult } from './store/hold.js';
 export type { EventQuery, IdentityOption, Store, StoreOptions } from './store/store.js';
 export { openStore } from './store/store.js';
 

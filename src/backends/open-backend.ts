@@ -7,11 +7,11 @@ import path from 'node:path';
 import { REDIS_PREFIX } from '../core/config.js';
 import { AgentLockError } from '../core/errors.js';
 import type { Holder } from '../core/lock.js';
-import { parseRedisUrl } from '../core/redis-url.js';
 import type { Backend, BackendKind } from './backend.js';
+import { parseRedisUrl } from '../core/redis-url.js';
 import { FileStore } from './file/file-store.js';
-import { ensureStoreDir, readPrivate, writeAtomic } from './file/safe-fs.js';
 import { redisAnswers } from './redis/probe.js';
+import { ensureStoreDir, readPrivate, writeAtomic } from './file/safe-fs.js';
 
 export interface Marker {
   readonly schema: 'agent-lock/store-v1';

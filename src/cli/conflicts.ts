@@ -11,12 +11,12 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Answer } from '../answers/answer.js';
-import { quoteArg } from '../answers/render.js';
 import { AgentLockError } from '../core/errors.js';
 import type { Lock } from '../core/lock.js';
 import { scopeFromPattern, scopesOverlap } from '../core/scope.js';
 import { findTree, storeDirFor } from '../host/tree.js';
+import type { Answer } from '../answers/answer.js';
+import { quoteArg } from '../answers/render.js';
 import type { Cli } from './context.js';
 
 /** The first git with `merge-tree --write-tree`. */

@@ -7,7 +7,6 @@ import path from 'node:path';
 import type { Answer } from '../answers/answer.js';
 import type { CliContext } from '../answers/cli-context.js';
 import type { CommandName, DecidedStatus } from '../answers/contract.js';
-import { signalExitCode } from '../answers/interruption.js';
 import { claimRefusal, timeoutMessage } from '../answers/messages.js';
 import { answerOf } from '../answers/outcome.js';
 import { lockLines, paint, quoteArg, STATUS_WORD, type Style } from '../answers/render.js';
@@ -19,6 +18,7 @@ import { type PathScope, scopeFromPattern } from '../core/scope.js';
 import { ancestorChain, hostName } from '../host/process.js';
 import { type Locks, openLocks } from '../locks.js';
 import type { CliCommand } from './command.js';
+import { signalExitCode } from '../answers/interruption.js';
 
 declare const __VERSION__: string;
 export const VERSION = typeof __VERSION__ === 'string' ? __VERSION__ : '0.0.0-dev';

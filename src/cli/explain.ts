@@ -5,14 +5,14 @@
  */
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import type { Answer } from '../answers/answer.js';
-import type { CliContext } from '../answers/cli-context.js';
-import { exitCodeFor } from '../answers/contract.js';
-import { paint, quoteArg } from '../answers/render.js';
 import { AgentLockError } from '../core/errors.js';
 import { OVERLAP_STATE_LIMIT } from '../core/glob-overlap.js';
 import { explainOverlap, type OverlapExplanation, parseScope, type Scope } from '../core/scope.js';
 import { findTree, fsProbe } from '../host/tree.js';
+import type { Answer } from '../answers/answer.js';
+import type { CliContext } from '../answers/cli-context.js';
+import { exitCodeFor } from '../answers/contract.js';
+import { paint, quoteArg } from '../answers/render.js';
 
 export function explainCommand(cli: CliContext, first: string, second: string): Answer {
   const dir = path.resolve(cli.io.cwd, cli.globals().dir ?? '.');

@@ -3,14 +3,13 @@
  * and with --follow every new event as its commit lands, woken by the store's own notifications
  * (fs.watch on the file store, pub/sub on Redis), until a signal ends it.
  */
-
-import type { Answer } from '../answers/answer.js';
-import { interruption, signalExitCode } from '../answers/interruption.js';
-import { paint, visible } from '../answers/render.js';
 import { AgentLockError } from '../core/errors.js';
 import { EVENTS_KEPT, type StoreEvent } from '../core/events.js';
 import type { EventQuery } from '../locks.js';
+import type { Answer } from '../answers/answer.js';
+import { paint, visible } from '../answers/render.js';
 import type { Cli } from './context.js';
+import { interruption, signalExitCode } from '../answers/interruption.js';
 
 export interface LogFlags {
   follow?: boolean;

@@ -5,15 +5,15 @@
  * gets SIGTERM, then SIGKILL after a grace, and run exits LEASE_LOST_EXIT.
  */
 import type { ChildProcess } from 'node:child_process';
-import type { Answer } from '../answers/answer.js';
-import { LEASE_LOST_EXIT } from '../answers/contract.js';
-import { envelope } from '../answers/envelope.js';
-import { interruption, signalExitCode } from '../answers/interruption.js';
-import { quoteArg } from '../answers/render.js';
 import { parseSeconds } from '../core/config.js';
 import { AgentLockError } from '../core/errors.js';
 import type { Lease, LeaseLostError } from '../store/lease.js';
+import type { Answer } from '../answers/answer.js';
+import { LEASE_LOST_EXIT } from '../answers/contract.js';
+import { quoteArg } from '../answers/render.js';
+import { envelope } from '../answers/envelope.js';
 import { abortedAnswer, agentOf, type Cli, timeoutAnswer } from './context.js';
+import { interruption, signalExitCode } from '../answers/interruption.js';
 import { LiveLine, type WaitFlags, waitSeconds } from './waiting.js';
 import { otherWorktreeAnswer } from './worktrees.js';
 

@@ -2,10 +2,9 @@
  * Waiting on the command line: the `--wait[=S]` / `-w S` / `-n` flags, the terminal's live line,
  * and the signals that interrupt a wait (or that `run` forwards to its command).
  */
-
-import { age } from '../answers/render.js';
 import { AgentLockError } from '../core/errors.js';
 import type { Lock } from '../core/lock.js';
+import { age } from '../answers/render.js';
 
 export interface WaitFlags {
   wait?: string | boolean;

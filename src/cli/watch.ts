@@ -7,14 +7,14 @@
  */
 import { createLogUpdate } from 'log-update';
 import { createColors } from 'picocolors';
-import type { Answer } from '../answers/answer.js';
-import type { StatusOf } from '../answers/contract.js';
-import { interruption, signalExitCode } from '../answers/interruption.js';
-import { age, visible } from '../answers/render.js';
 import type { ListOutcome } from '../core/decide.js';
 import type { StoreEvent } from '../core/events.js';
 import type { Lock } from '../core/lock.js';
+import type { Answer } from '../answers/answer.js';
+import type { StatusOf } from '../answers/contract.js';
+import { age, visible } from '../answers/render.js';
 import type { Cli } from './context.js';
+import { interruption, signalExitCode } from '../answers/interruption.js';
 
 type Colors = ReturnType<typeof createColors>;
 

@@ -4,7 +4,7 @@
  * in them touches the disk, the network, the clock or the process table. They live in
  * core/decisions/, by subject; this module names them for the rest of the code.
  */
-
+export type { EventType, StoreEvent } from './events.js';
 export { decideAcquire } from './decisions/acquire.js';
 export type { Caller, DecisionContext } from './decisions/context.js';
 export { frozenDropped } from './decisions/freeze.js';
@@ -34,9 +34,8 @@ export {
   type StoreState,
   type Target,
   type Tombstone,
-  type WaitTicket,
   type Warning,
+  type WaitTicket,
 } from './decisions/outcomes.js';
 export { decideRelease } from './decisions/release.js';
 export { decideRenew } from './decisions/renew.js';
-export type { EventType, StoreEvent } from './events.js';

@@ -17,8 +17,8 @@ import type {
   Target,
   Warning,
 } from './decide.js';
-import type { Mode } from './lock.js';
 import { type Checkout, type LockRecord, recordScope, toLock } from './lock.js';
+import type { Mode } from './lock.js';
 import { scopesOverlap } from './scope.js';
 
 /** `AGENT_LOCK_WORKTREES`: tell (warn, the default), refuse (block), or say nothing (off). */

@@ -6,11 +6,11 @@
  */
 import { statSync } from 'node:fs';
 import path from 'node:path';
+import type { RedisStore } from '../backends/redis/redis-store.js';
 import type { Answer } from '../answers/answer.js';
 import type { CliContext } from '../answers/cli-context.js';
 import { exitCodeFor } from '../answers/contract.js';
 import { paint } from '../answers/render.js';
-import type { RedisStore } from '../backends/redis/redis-store.js';
 import { readConfig } from '../core/config.js';
 import { AgentLockError, asAgentLockError } from '../core/errors.js';
 import type { Identity } from '../core/identity.js';

@@ -4,9 +4,8 @@
  * the lock before a file is changed, so a holder killed at any point leaves nothing that the next
  * decision cannot restore.
  */
-
-import { chmodSync, lstatSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { chmodSync, lstatSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { FrozenFile, Target } from '../core/decide.js';
 import { globMatches } from '../core/scope.js';

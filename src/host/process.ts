@@ -2,9 +2,8 @@
  * Process facts from the operating system: the ancestor chain, start times and liveness.
  * Linux reads /proc (no child process, so the CLI starts fast); elsewhere `ps` answers.
  */
-
-import { readFileSync, readlinkSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { readFileSync, readlinkSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { isPassThrough, type ProcessFacts } from '../core/identity.js';

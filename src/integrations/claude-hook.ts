@@ -15,7 +15,6 @@ import type { Lock } from '../core/lock.js';
 import type { PreToolUsePayload } from './claude-payload.js';
 
 export type { PreToolUsePayload } from './claude-payload.js';
-
 import {
   badSettingDecision,
   callBase,

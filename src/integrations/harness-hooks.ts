@@ -10,7 +10,6 @@ import path from 'node:path';
 import * as z from 'zod/mini';
 import type { Answer, CliContext } from '../answers/answer.js';
 import { AgentLockError } from '../core/errors.js';
-import { HARNESSES, type HarnessName } from './harness-names.js';
 import {
   allow,
   badSettingDecision,
@@ -23,6 +22,8 @@ import {
   type HookDecision,
 } from './hook-check.js';
 import { patchPaths } from './patch-paths.js';
+
+import { HARNESSES, type HarnessName } from './harness-names.js';
 
 export { HARNESSES, type HarnessName, harnessOfAction, isHarness } from './harness-names.js';
 

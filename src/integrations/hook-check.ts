@@ -11,9 +11,9 @@ import { AgentLockError, isAgentLockError } from '../core/errors.js';
 import { sessionAgentId, validateAgentId } from '../core/identity.js';
 import type { Lock } from '../core/lock.js';
 import { resolveAsFileSystem } from '../core/scope.js';
-import { warningsForAgent } from '../core/worktrees.js';
 import { findTree, fsProbe } from '../host/tree.js';
 import { openLocks } from '../locks.js';
+import { warningsForAgent } from '../core/worktrees.js';
 import { shellWrites } from './shell-writes.js';
 
 type Env = Readonly<Record<string, string | undefined>>;

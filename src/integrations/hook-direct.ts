@@ -6,8 +6,8 @@
  * `runCli` as usual.
  */
 import type { Answer, CliContext } from '../answers/answer.js';
-import type { Identity } from '../core/identity.js';
 import { resolveIdentity } from '../core/identity.js';
+import type { Identity } from '../core/identity.js';
 import { ancestorChain, hostName } from '../host/process.js';
 import { claudePreToolUse } from './claude-hook.js';
 import { harnessOfAction } from './harness-names.js';

@@ -3,7 +3,7 @@
  * settings (every other key and hook kept, twice is once); `alock hooks claude-pre-tool-use` is that
  * hook's runtime. `--git` belongs to the git guard.
  */
-import { lstatSync, realpathSync, renameSync, rmSync, type Stats, writeFileSync } from 'node:fs';
+import { type Stats, lstatSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Answer, CliContext } from '../answers/answer.js';
 import { AgentLockError } from '../core/errors.js';
@@ -13,7 +13,6 @@ import { claudePreToolUse, HOOKED_TOOLS } from './claude-hook.js';
 import { harnessOfAction, harnessPreToolUse } from './harness-hooks.js';
 
 export { isDirectHook, runDirectHook } from './hook-direct.js';
-
 import {
   applyHooks,
   harnessesFor,

@@ -3,7 +3,7 @@
  * folder its agent reads skills from. A copy never goes through a symlink and never silently replaces
  * a different file.
  */
-import { existsSync, lstatSync, readFileSync, renameSync, rmSync, type Stats, writeFileSync } from 'node:fs';
+import { type Stats, existsSync, lstatSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Answer, CliContext } from '../answers/answer.js';

@@ -3,8 +3,6 @@
  * outcome (contention is an outcome; a misuse rejects the promise with an AgentLockError). Every
  * decision goes through the store, which thaws what it drops.
  */
-
-import type { TransactOptions } from '../backends/backend.js';
 import {
   type AcquireRequest,
   type AcquireStatus,
@@ -16,10 +14,10 @@ import {
   decideAcquire,
   decideBreak,
   decideCheck,
+  decideLeave,
   decideLeaseCheck,
   decideLeaseRelease,
   decideLeaseRenew,
-  decideLeave,
   decideList,
   decideNote,
   decideRelease,
@@ -36,6 +34,7 @@ import {
   type StoreState,
   type Target,
 } from '../core/decide.js';
+import type { TransactOptions } from '../backends/backend.js';
 import { listenDomains, lockDomains, targetDomains } from '../core/domains.js';
 import { AgentLockError } from '../core/errors.js';
 import type { Identity } from '../core/identity.js';
@@ -43,6 +42,7 @@ import type { Lock } from '../core/lock.js';
 import { stagedPathScope } from '../core/scope.js';
 import { acrossAcquire, acrossCheck } from '../core/worktrees.js';
 import { filesToFreeze, freeze as freezeFiles } from '../host/freeze.js';
+import type { Lease, LeaseStore } from './lease.js';
 import { checkedTtl, checkedWait, MAX_FROZEN, MAX_INTENT, MAX_NOTE, mode, text } from './checks.js';
 import {
   type Holding,
@@ -52,7 +52,6 @@ import {
   type WithLockResult,
   withLock,
 } from './hold.js';
-import type { Lease, LeaseStore } from './lease.js';
 import type { Store, StoreCore } from './store.js';
 import { waitInLine } from './waiting.js';
 

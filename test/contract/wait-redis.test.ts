@@ -1,5 +1,5 @@
-import { describeRedis, redisForSuite } from '../backends/redis/server.js';
 import { redisStore } from './stores.js';
+import { describeRedis, redisForSuite } from '../backends/redis/server.js';
 import { describeWaitContract } from './wait-contract.js';
 
 describeRedis('redis waiting', () => {

@@ -3,7 +3,6 @@
  * waiter, and are never locks. No store, no disk, no real time.
  */
 import { describe, expect, it } from 'vitest';
-import { applyChanges } from '../../src/backends/shared/state.js';
 import {
   type AcquireRequest,
   type Caller,
@@ -22,6 +21,7 @@ import {
   waiterKey,
 } from '../../src/core/decide.js';
 import type { LockRecord } from '../../src/core/lock.js';
+import { applyChanges } from '../../src/backends/shared/state.js';
 import { scopeFromPattern } from '../../src/core/scope.js';
 
 const HOST = 'host-1';

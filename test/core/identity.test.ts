@@ -3,12 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { readConfig } from '../../src/core/config.js';
 import { AgentLockError } from '../../src/core/errors.js';
 import {
+  sessionAgentId,
   fingerprint,
   holderProcess,
   isPassThrough,
   type ProcessFacts,
   resolveIdentity,
-  sessionAgentId,
 } from '../../src/core/identity.js';
 
 const HOST = 'devbox';

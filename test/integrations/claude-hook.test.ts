@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/run-cli.js';
-import { makeSandbox, parseOneJson, type Sandbox, STACK_FRAME } from '../cli/cli-harness.js';
+import { makeSandbox, parseOneJson, STACK_FRAME, type Sandbox } from '../cli/cli-harness.js';
 
 const SESSION = '11112222-3333-4444-5555-666677778888';
 const MAIN = 'claude-11112222';

@@ -5,11 +5,11 @@
  * real file store in a temp tree.
  */
 import { execFileSync } from 'node:child_process';
+import { sessionAgentId } from '../../src/core/identity.js';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/run-cli.js';
-import { sessionAgentId } from '../../src/core/identity.js';
 import { patchPaths } from '../../src/integrations/patch-paths.js';
 import { makeSandbox, type Sandbox } from '../cli/cli-harness.js';
 

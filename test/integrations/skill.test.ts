@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeSandbox, type Sandbox, STACK_FRAME } from '../cli/cli-harness.js';
+import { makeSandbox, STACK_FRAME, type Sandbox } from '../cli/cli-harness.js';
 
 const BUNDLED = path.resolve(import.meta.dirname, '../../assets/skill/SKILL.md');
 

@@ -7,20 +7,19 @@
  * narrow ones; and every fence granted is larger than every earlier one, in the order the store
  * itself recorded the grants (the file store's log; the Redis store's list of commits).
  */
-
-import { mkdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdirSync } from 'node:fs';
 import { type Locks, openLocks } from '../../src/index.js';
 import { describeRedis, type RedisServer, startRedis } from '../backends/redis/server.js';
 import {
+  type Shaped,
+  type Worker,
   readLog,
   readRedisStore,
   requireBuild,
-  type Shaped,
   scratch,
   startWorkers,
   uniquePrefix,
-  type Worker,
 } from './helpers.js';
 
 const ROUNDS = Number(process.env.RACE_ROUNDS ?? 20);

@@ -12,8 +12,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { openLocks, serveDashboard } from '../../src/index.js';
 import { makeSandbox, type Sandbox } from '../cli/cli-harness.js';
+import { openLocks, serveDashboard } from '../../src/index.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const bin = path.join(fileURLToPath(new URL('../../', import.meta.url)), 'bin', 'alock.js');

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { warningsForAgent } from '../../src/core/worktrees.js';
 import { openLocks } from '../../src/locks.js';
-import { type Sandbox, STACK_FRAME } from '../cli/cli-harness.js';
+import { STACK_FRAME, type Sandbox } from '../cli/cli-harness.js';
 import { connect } from '../mcp/mcp-harness.js';
 import { git, gitEnv, makeRepo, type Repo } from './repo.js';
 

@@ -30,11 +30,11 @@ import type { Backend, RepairReport, TransactOptions, WatchListener } from '../b
 import type { NumberedEvent } from '../shared/events.js';
 import { applyChanges, fenceFromClock } from '../shared/state.js';
 import {
-  applyBytes,
   type Cache,
+  type LogReading,
+  applyBytes,
   emptyCache,
   eventLines,
-  type LogReading,
   lastNumber,
   logEvents,
   moveEvents,

@@ -4,8 +4,8 @@
  * calls at compaction and repair.
  */
 import { closeSync, fstatSync, renameSync } from 'node:fs';
-import type { Tombstone } from '../../core/decide.js';
 import { EVENTS_KEPT, readEvent } from '../../core/events.js';
+import type { Tombstone } from '../../core/decide.js';
 import type { LockRecord } from '../../core/lock.js';
 import { unreadableRecord } from '../../core/lock.js';
 import { type NumberedEvent, numbered } from '../shared/events.js';

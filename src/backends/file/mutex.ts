@@ -9,8 +9,8 @@
 import { randomBytes } from 'node:crypto';
 import { linkSync, lstatSync, readdirSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
-import { AgentLockError } from '../../core/errors.js';
 import type { Holder } from '../../core/lock.js';
+import { AgentLockError } from '../../core/errors.js';
 import { FALLBACK_FIRST_MS, FALLBACK_LAST_MS, type LineStats, MutexLine } from './mutex-line.js';
 import { createExclusive, readPrivate, readPrivateOrNull, storeGone } from './safe-fs.js';
 

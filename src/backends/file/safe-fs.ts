@@ -4,7 +4,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import {
-  chmodSync,
   closeSync,
   constants,
   fstatSync,
@@ -13,6 +12,7 @@ import {
   openSync,
   readSync,
   renameSync,
+  chmodSync,
   writeSync,
 } from 'node:fs';
 import { dirname } from 'node:path';

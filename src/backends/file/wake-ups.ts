@@ -19,7 +19,7 @@ import { AgentLockError } from '../../core/errors.js';
 import type { WatchListener } from '../backend.js';
 import { coalesced, stopper, tell, waiterTag } from '../shared/listeners.js';
 import { makeStoreFolder, openAppend, readPrivateOrNull, writeAll } from './safe-fs.js';
-import { statStamp, watchWithPoll } from './watch.js';
+import { watchWithPoll, statStamp } from './watch.js';
 
 /** Wake files of this process's handles: removed on the way out. */
 export const openWakeFiles = new Set<string>();

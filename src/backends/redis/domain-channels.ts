@@ -7,9 +7,8 @@
  * after, so that a long-lived handle (a daemon, `alock mcp`) whose leases came and went does not go
  * on hearing their domains.
  */
-
-import { STORE_DOMAIN } from '../../core/domains.js';
 import type { WatchListener } from '../backend.js';
+import { STORE_DOMAIN } from '../../core/domains.js';
 
 export class DomainChannels {
   private readonly listeners = new Map<string, Set<WatchListener>>();

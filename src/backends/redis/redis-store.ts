@@ -18,11 +18,10 @@
  * on waking, a decision its client already gave up on).
  */
 import type { Decided, StoreEvent, StoreState } from '../../core/decide.js';
+import { readEvent } from '../../core/events.js';
 import { isEmpty } from '../../core/decide.js';
 import { AgentLockError } from '../../core/errors.js';
-import { readEvent } from '../../core/events.js';
 import type { LockRecord } from '../../core/lock.js';
-import { parseRedisUrl } from '../../core/redis-url.js';
 import type { Backend, RepairReport, TransactOptions, WatchListener } from '../backend.js';
 import { stopper, tell, waiterTag } from '../shared/listeners.js';
 import { applyChanges, fenceFromClock } from '../shared/state.js';
@@ -31,6 +30,7 @@ import { type Client, Connection } from './connection.js';
 import { Announcer, DomainChannels, touchedIds } from './domain-channels.js';
 import { repairStore } from './repair.js';
 import { type Cache, Snapshot } from './snapshot.js';
+import { parseRedisUrl } from '../../core/redis-url.js';
 
 export interface RedisStoreOptions {
   /** The server's URL, password included (it is used for the connection only). */

@@ -1,6 +1,6 @@
+import { AgentLockError } from '../../core/errors.js';
 import { breakMessage } from '../../answers/messages.js';
 import { quoteArg } from '../../answers/render.js';
-import { AgentLockError } from '../../core/errors.js';
 import { defineCommand } from '../command.js';
 import type { Cli } from '../context.js';
 

@@ -18,10 +18,8 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { AgentLockError } from '../../../src/core/errors.js';
 import { type Locks, openLocks } from '../../../src/index.js';
-import { CHURN_SCOPES } from '../../race/fixtures/churn-scopes.mjs';
 import {
   CLI,
-  churnPool,
   type LockBrief,
   readRedisStore,
   requireBuild,
@@ -29,8 +27,10 @@ import {
   startWorkers,
   uniquePrefix,
   type Worker,
+  churnPool,
 } from '../../race/helpers.js';
 import { describeRedis, type RedisServer, startRedis } from './server.js';
+import { CHURN_SCOPES } from '../../race/fixtures/churn-scopes.mjs';
 
 interface CliRun {
   code: number | null;

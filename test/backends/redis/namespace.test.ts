@@ -9,8 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { normaliseRemote, repositoryPrefix } from '../../../src/host/tree.js';
-import { parseOneJson } from '../../cli/cli-harness.js';
 import { CLI, requireBuild } from '../../race/helpers.js';
+import { parseOneJson } from '../../cli/cli-harness.js';
 import { describeRedis, type RedisServer, startRedis } from './server.js';
 
 let base = '';

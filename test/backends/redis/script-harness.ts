@@ -6,8 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
-import { commitArgv } from '../../../src/backends/redis/commit.js';
 import { COMMIT_LUA } from '../../../src/backends/redis/commit-script.js';
+import { commitArgv } from '../../../src/backends/redis/commit.js';
 import { describeRedis, type RedisServer, startRedis } from './server.js';
 
 export interface CommitArgs {

@@ -2,7 +2,7 @@
  * The commit script after the server lost its data (FLUSHALL, a restart): a new epoch, and old
  * snapshots refused.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, afterAll, describe, expect, it } from 'vitest';
 import { client, describeScript, rec, store } from './script-harness.js';
 import { type RedisServer, startRedis } from './server.js';
 
