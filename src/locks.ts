@@ -24,7 +24,8 @@ export interface OpenLocksOptions extends Omit<StoreOptions, 'host'> {
   identity?: IdentityOption;
 }
 
-export interface Locks extends Omit<Session, 'checkPaths'> {
+// The hook's trespass records are no part of the library's API.
+export interface Locks extends Omit<Session, 'checkPaths' | 'heldByOthers' | 'recordTrespass'> {
   /**
    * The store's history (core/events), newest last: the last `limit` (50) events, or only those
    * after the event whose id is `after`, narrowed by time, agent and scope (scopes are read like

@@ -1,11 +1,18 @@
 // (h) an agent hook's call that concerns no held file (a Claude Code Edit of a free file, and a
 //     shell `ls`) against `node -e 0`, both spawned with the payload on stdin.  target: <= 1.3x
+//     Then every command of a corpus of shell commands agents run (h-shell-corpus.ts), each against
+//     `node -e 0`, with no lock held and with 100 locks held elsewhere in the tree: the median and
+//     p95 of the per-command ratios, and the slowest five.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import type { BenchCase } from '../case.js';
+import { performance } from 'node:perf_hooks';
+import type { BenchContext, Block } from '../case.js';
+import { atMost, type BenchCase } from '../case.js';
 import { verdict } from '../case.js';
 import { repo, TARGETS } from '../settings.js';
 import { type SpawnResult, spawnAgainstNode } from '../spawn.js';
+import { median, percentile, round } from '../stats.js';
+import { SHELL_CORPUS } from './h-shell-corpus.js';
 
 /** A Claude Code PreToolUse payload, as recorded in test/integrations/claude-hook.test.ts. */
 function claudePayload(tree: string, tool: string, input: Record<string, string>): string {
@@ -21,10 +28,105 @@ function claudePayload(tree: string, tool: string, input: Record<string, string>
   });
 }
 
+export interface CorpusRun {
+  held: number;
+  commands: number;
+  runsEach: number;
+  medianRatio: number;
+  p95Ratio: number;
+  refused: number;
+  slowest: { command: string; ratio: number; hookMs: number; nodeMs: number }[];
+  pass: boolean;
+}
+
 export interface HookCalls {
   edit: SpawnResult;
   shell: SpawnResult;
+  corpus: CorpusRun[];
   pass: boolean;
+}
+
+/** The hook on every command of the corpus against `node -e 0`, alternating, `held` locks held. */
+function corpusRun(ctx: BenchContext, held: number, max: { median: number; p95: number }): CorpusRun {
+  const { tree, store } = ctx.makeTree(`hook-corpus-${held}`);
+  const env = ctx.cleanEnv({ AGENT_LOCK_DIR: store });
+  const alock = path.join(repo, 'bin', 'alock.js');
+  if (held > 0) {
+    const scopes = Array.from({ length: held }, (_, i) => `held/f${String(i).padStart(3, '0')}.ts`);
+    const taken = spawnSync(process.execPath, [alock, 'acquire', ...scopes], {
+      cwd: tree,
+      env: { ...env, AGENT_ID: 'bench-holder' },
+    });
+    if (taken.status !== 0) throw new Error(`acquire ${held} locks: ${taken.stderr}`);
+  }
+  const runsEach = ctx.quick ? 1 : 2;
+  const time = (argv: string[], input: string) => {
+    const start = performance.now();
+    const result = spawnSync(process.execPath, argv, {
+      cwd: tree,
+      env,
+      input,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const ms = performance.now() - start;
+    if (result.status !== 0) throw new Error(`${argv.join(' ')} exited ${result.status}: ${result.stderr}`);
+    return { ms, out: result.stdout.toString() };
+  };
+  let refused = 0;
+  const rows = SHELL_CORPUS.map((command, index) => {
+    const payload = claudePayload(tree, 'Bash', { command });
+    const hookMs: number[] = [];
+    const nodeMs: number[] = [];
+    let denied = false;
+    // One untimed call first, so that each command's first timed call finds the same warm caches.
+    time([alock, 'hooks', 'claude-pre-tool-use'], payload);
+    for (let i = 0; i < runsEach; i++) {
+      const hookFirst = (index + i) % 2 === 0;
+      if (!hookFirst) nodeMs.push(time(['-e', '0'], payload).ms);
+      const hook = time([alock, 'hooks', 'claude-pre-tool-use'], payload);
+      hookMs.push(hook.ms);
+      denied ||= hook.out.includes('"deny"');
+      if (hookFirst) nodeMs.push(time(['-e', '0'], payload).ms);
+    }
+    if (denied) refused++;
+    const h = median(hookMs);
+    const n = median(nodeMs);
+    return { command, ratio: round(h / n), hookMs: round(h), nodeMs: round(n) };
+  });
+  const ratios = rows.map((r) => r.ratio);
+  const medianRatio = round(median(ratios));
+  const p95Ratio = round(percentile(ratios, 95));
+  return {
+    held,
+    commands: rows.length,
+    runsEach,
+    medianRatio,
+    p95Ratio,
+    refused,
+    slowest: [...rows].sort((a, b) => b.ratio - a.ratio).slice(0, 5),
+    pass: medianRatio <= max.median && p95Ratio <= max.p95 && refused === 0,
+  };
+}
+
+function corpusBlock(run: CorpusRun, max: { median: number; p95: number }): Block {
+  const one = (text: string) =>
+    text.length > 70 ? `${text.slice(0, 67).replace(/\n/g, '\\n')}...` : text.replace(/\n/g, '\\n');
+  return {
+    kind: 'table',
+    title: `(h) the hook on ${run.commands} agent shell commands, ${run.held === 0 ? 'no lock held' : `${run.held} locks held elsewhere in the tree`} (${run.runsEach} runs each against node -e 0); the slowest five`,
+    header: ['command', 'hook ms', 'node ms', 'ratio'],
+    rows: run.slowest.map((r) => [
+      one(r.command),
+      r.hookMs.toFixed(2),
+      r.nodeMs.toFixed(2),
+      r.ratio.toFixed(2),
+    ]),
+    verdicts: [
+      atMost('ratio hook Bash / node, median over the corpus', run.medianRatio, max.median),
+      atMost('ratio hook Bash / node, p95 over the corpus', run.p95Ratio, max.p95),
+      atMost('commands refused (none writes a held file)', run.refused, 0, ''),
+    ],
+  };
 }
 
 export const hookCalls: BenchCase<HookCalls> = {
@@ -63,7 +165,15 @@ export const hookCalls: BenchCase<HookCalls> = {
       TARGETS.hookCallMax,
       holdOne,
     );
-    const h: HookCalls = { edit, shell, pass: edit.pass && shell.pass };
+    const free = { median: TARGETS.shellCorpus.freeMedianMax, p95: TARGETS.shellCorpus.freeP95Max };
+    const busy = { median: TARGETS.shellCorpus.heldMedianMax, p95: TARGETS.shellCorpus.heldP95Max };
+    const corpus = [corpusRun(ctx, 0, free), corpusRun(ctx, 100, busy)];
+    const h: HookCalls = {
+      edit,
+      shell,
+      corpus,
+      pass: edit.pass && shell.pass && corpus.every((run) => run.pass),
+    };
     return {
       data: h,
       blocks: [
@@ -100,6 +210,8 @@ export const hookCalls: BenchCase<HookCalls> = {
             },
           ],
         },
+        corpusBlock(corpus[0]!, free),
+        corpusBlock(corpus[1]!, busy),
       ],
       summary: { hookCalls: verdict(h.pass) },
       summaryText: verdict(h.pass),

@@ -128,8 +128,12 @@ export const LOCK_FIELDS = [
 
 /** Codes of the envelope's `warnings`: told beside an answer, never changing its status or exit code. */
 export const WARNING_CODES = {
+  W_REDIS_PROBED:
+    'a new store became a Redis store because a server answered the probe (AGENT_LOCK_REDIS_PROBE, default 127.0.0.1:6379); told on its first answer, with how to keep a file store instead (fields: store)',
   W_OTHER_WORKTREE:
     'a path lock overlaps one held in another worktree of the same repository: a merge conflict is likely (fields: scope, worktree, branch, agent_id, intent, lock); AGENT_LOCK_WORKTREES=block makes it the answer other_worktree (exit 1), off silences it',
+  W_ENFORCE_AS_ROOT:
+    'acquire --enforce run as root (uid 0): root writes through read-only modes, so the frozen files stop only processes of other users',
 } as const;
 
 /**

@@ -2,14 +2,15 @@
  * Choosing and opening a store's backend. The store folder keeps a marker naming the backend at
  * first use; every later process follows it, so two agents never silently split across backends.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { REDIS_PREFIX } from '../core/config.js';
-import { AgentLockError } from '../core/errors.js';
+import { AgentLockError, isAgentLockError } from '../core/errors.js';
 import type { Holder } from '../core/lock.js';
 import type { Backend, BackendKind } from './backend.js';
 import { parseRedisUrl } from '../core/redis-url.js';
 import { FileStore } from './file/file-store.js';
+import { noteProbedStore } from './probe-notices.js';
 import { redisAnswers } from './redis/probe.js';
 import { ensureStoreDir, readPrivate, writeAtomic } from './file/safe-fs.js';
 
@@ -45,6 +46,11 @@ export interface OpenBackendOptions {
   readonly redisTimeoutMs: number;
   readonly redisProbe: { readonly host: string; readonly port: number } | null;
   readonly staleMs: number;
+  /**
+   * `init --backend file --force`: a Redis store whose server no longer answers is left for a new
+   * file store, its marker kept aside. Never one that answers: that one must be empty, as always.
+   */
+  readonly leaveUnreachable?: boolean;
 }
 
 const MARKER = 'backend.json';
@@ -191,12 +197,28 @@ export async function openBackend(options: OpenBackendOptions): Promise<Backend>
 
   if (marker !== null && !sameStore(marker, wanted)) {
     // Moving a store elsewhere is allowed only while it holds nothing.
-    const old = await openTarget(marker, options, false);
     let empty: boolean;
     try {
-      empty = await storeIsEmpty(old);
-    } finally {
-      await old.close();
+      const old = await openTarget(marker, options, false);
+      try {
+        empty = await storeIsEmpty(old);
+      } finally {
+        await old.close();
+      }
+    } catch (error) {
+      // By its code: the Redis store is a bundle of its own, with its own copy of the error class.
+      if (!marker.redis || wanted.backend !== 'file' || !isAgentLockError(error)) throw error;
+      if (error.code !== 'E_BACKEND_UNAVAILABLE') throw error;
+      // Its server is gone: nobody can tell whether it still holds locks. Left only when asked.
+      if (options.leaveUnreachable !== true) {
+        throw new AgentLockError('E_BACKEND_UNAVAILABLE', error.message, {
+          cause: error,
+          hint: 'if that Redis store is gone for good, alock init --backend file --force goes back to a file store (its marker is kept aside)',
+        });
+      }
+      const stamp = new Date(options.now()).toISOString().replace(/[:.]/g, '-');
+      renameSync(path.join(storeDir, MARKER), path.join(storeDir, `${MARKER}.redis-gone.${stamp}`));
+      empty = true;
     }
     if (!empty) {
       throw new AgentLockError(
@@ -232,6 +254,13 @@ export async function openBackend(options: OpenBackendOptions): Promise<Backend>
       throw error;
     }
     writeMarker(storeDir, wanted, options.now());
+    if (probed !== null && recorded === null) {
+      noteProbedStore({
+        code: 'W_REDIS_PROBED',
+        message: `this new store is a Redis store at ${probed}, where a server answered the probe; for a file store instead, release its locks and run alock init --backend file (AGENT_LOCK_REDIS_PROBE=off keeps new stores on files)`,
+        store: probed,
+      });
+    }
   }
   return opened;
 }

@@ -74,7 +74,9 @@ export class Cli implements CliContext {
     this.name = io.programName ?? 'alock';
   }
 
-  async open(extra: { redisUrl?: string; redisPrefix?: string; backend?: 'redis' } = {}): Promise<Locks> {
+  async open(
+    extra: { redisUrl?: string; redisPrefix?: string; backend?: 'redis'; leaveUnreachableRedis?: true } = {},
+  ): Promise<Locks> {
     if (this.locks) return this.locks;
     const g = this.globals();
     if (g.backend !== undefined && g.backend !== 'file' && g.backend !== 'redis') {
@@ -86,6 +88,9 @@ export class Cli implements CliContext {
     }
     const env = this.io.env;
     const identity = this.identity();
+    // `--dir ''` (an unset variable in a script) is no folder: never quietly the current one.
+    if (g.dir !== undefined && g.dir.trim() === '')
+      throw new AgentLockError('E_USAGE', '--dir is empty', { hint: 'pass a folder inside the tree' });
     const dir = path.resolve(this.io.cwd, g.dir ?? '.');
     if (g.dir !== undefined && !isDirectory(dir)) {
       throw new AgentLockError('E_USAGE', `--dir ${g.dir} is not an existing folder`, {
@@ -192,11 +197,28 @@ export class Cli implements CliContext {
     return locks.flatMap((lock) => lockLines(lock, this.now, this.style));
   }
 
+  /**
+   * The first conflicts of a refusal and how many more: `acquire 'f/**'` over 10,000 locks printed
+   * 8,002 lines that no person or agent reads. `--json` carries them all.
+   */
+  conflictLines(conflicts: Lock[]): string[] {
+    const shown = this.lines(conflicts.slice(0, SHOWN_CONFLICTS));
+    const more = conflicts.length - SHOWN_CONFLICTS;
+    if (more <= 0) return shown;
+    return [...shown, `  ... and ${more} more ${more === 1 ? 'lock' : 'locks'} (--json lists them all)`];
+  }
+
+  /** The holders a refusal names: the first few, then how many more. */
+  holders(conflicts: Lock[]): string[] {
+    const everyone = [...new Set(conflicts.map((l) => l.agent_id))].filter((id) => id !== UNKNOWN_HOLDER);
+    return everyone.length > SHOWN_PEOPLE
+      ? [...everyone.slice(0, SHOWN_PEOPLE), `${everyone.length - SHOWN_PEOPLE} more agents`]
+      : everyone;
+  }
+
   held<C extends CommandName>(command: C, outcome: Outcome<DecidedStatus<C>>, asked: string[]): Answer {
     const message = claimRefusal(outcome, asked.join(' ')) ?? '';
-    const people = [...new Set(outcome.conflicts.map((l) => l.agent_id))].filter(
-      (id) => id !== UNKNOWN_HOLDER,
-    );
+    const people = this.holders(outcome.conflicts);
     const unreadable = outcome.conflicts.filter((l) => l.agent_id === UNKNOWN_HOLDER);
     const next =
       unreadable.length > 0
@@ -205,11 +227,15 @@ export class Cli implements CliContext {
     return this.answer(
       command,
       outcome,
-      [this.head('held', asked.join(' ')), ...this.lines(outcome.conflicts), next],
+      [this.head('held', asked.join(' ')), ...this.conflictLines(outcome.conflicts), next],
       message,
     );
   }
 }
+
+/** Conflicts a text refusal lists before counting the rest, and holders its next line names. */
+const SHOWN_CONFLICTS = 10;
+const SHOWN_PEOPLE = 5;
 
 function isDirectory(p: string): boolean {
   try {
@@ -241,13 +267,13 @@ export function timeoutAnswer<C extends CommandName>(
   asked: string[],
   waited: number,
 ): Answer {
-  const holders = [...new Set(outcome.conflicts.map((l) => l.agent_id))].join(', ');
+  const holders = cli.holders(outcome.conflicts).join(', ');
   return cli.answer(
     command,
     outcome,
     [
       cli.head('timeout', `${asked.join(' ')}: still held by ${holders} after waiting ${waited}s`),
-      ...cli.lines(outcome.conflicts),
+      ...cli.conflictLines(outcome.conflicts),
       `next: wait longer (--wait=SECONDS, or --wait for ever), work elsewhere, or ask ${holders}`,
     ],
     timeoutMessage(outcome, asked.join(' '), waited),

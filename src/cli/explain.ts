@@ -29,7 +29,8 @@ export function explainCommand(cli: CliContext, first: string, second: string): 
   const pair = `${quoteArg(a.pattern)} and ${quoteArg(b.pattern)}`;
   const word = paint(cli.style, found.conflict ? 'red' : 'green', found.conflict ? 'CONFLICT' : 'DISJOINT');
   const text = [`${word} ${pair}`, `  ${why(found, a, b)}`];
-  if (!found.exact && found.reason !== 'too_complex') {
+  // Only a conflict can be an over-refusal: a conservative reading that finds no common path is exact.
+  if (!found.exact && found.conflict && found.reason !== 'too_complex') {
     text.push(
       '  (a construct here, such as an escape or a brace range, is judged conservatively: may over-refuse)',
     );

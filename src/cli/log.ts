@@ -52,7 +52,7 @@ export function parseSince(text: string, now: number): number | null {
 
 const WORD: Record<string, string> = { already_mine: 'ALREADY YOURS', handed_over: 'HANDED OVER' };
 const GOOD = new Set(['acquired', 'already_mine', 'handed_over', 'renewed', 'resumed', 'noted', 'thawed']);
-const BAD = new Set(['broken', 'expired', 'reaped', 'orphaned', 'timeout']);
+const BAD = new Set(['broken', 'expired', 'reaped', 'orphaned', 'timeout', 'trespassed']);
 
 /** One event as a line: time, what, scope, whose, and the rest that was recorded. */
 export function eventLine(cli: Cli, event: StoreEvent, treeKey: string | null): string {

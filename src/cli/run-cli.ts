@@ -6,6 +6,7 @@
 import { type Command, CommanderError } from 'commander';
 import type { Answer } from '../answers/answer.js';
 import { envelope, errorAnswer } from '../answers/envelope.js';
+import { takeProbeNotices } from '../backends/probe-notices.js';
 import { AgentLockError, asAgentLockError, isAgentLockError } from '../core/errors.js';
 import type { Identity } from '../core/identity.js';
 import { scanArgv } from './argv-scan.js';
@@ -85,7 +86,11 @@ export async function runCli(fullArgv: readonly string[], io: CliIo): Promise<nu
       return exitCode;
     }
     await program.parseAsync([...argv], { from: 'user' });
-    const done = answer as Answer | null;
+    let done = answer as Answer | null;
+    // A store this run made Redis because a server answered the probe says so on its first answer.
+    const probed = takeProbeNotices();
+    if (done !== null && probed.length > 0)
+      done = { ...done, warnings: [...(done.warnings ?? []), ...probed] };
     if (done === null) {
       io.stdout(helpText);
       exitCode = 0;

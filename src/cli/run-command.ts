@@ -170,8 +170,9 @@ async function runUnder(
     AGENT_LOCK_FENCE: lease.fences.join(' '),
     ...(lease.owned ? { AGENT_LOCK_TOKEN: lease.tokens.join(' ') } : {}),
   };
-  if (identity.parentAgentId !== null) env.AGENT_PARENT_ID = identity.parentAgentId;
-  else delete env.AGENT_PARENT_ID;
+  // `none`, not an absent variable, for a holder without a parent: a nested alock that found
+  // AGENT_ID set and no AGENT_PARENT_ID would infer this run process as its parent.
+  env.AGENT_PARENT_ID = identity.parentAgentId ?? 'none';
 
   let lost: LeaseLostError | null = null;
   let killTimer: NodeJS.Timeout | null = null;

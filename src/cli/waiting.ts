@@ -31,10 +31,22 @@ export function waitSeconds(flags: WaitFlags): number {
 /** The spelling a bare `--wait` is rewritten to, so that the next word stays a scope. */
 export const FOREVER = 'forever';
 
-/** `--wait` takes its value only as `--wait=S`: a bare one must not swallow the scope after it. */
+/**
+ * A bare `--wait` must not swallow the scope after it, but agents write `--wait 30`: a number after
+ * `--wait` is its value (a file named `3` is spelled `./3`), any other word stays a scope.
+ */
 export function rewriteBareWait(argv: readonly string[]): string[] {
-  return argv.map((arg) => (arg === '--wait' ? `--wait=${FOREVER}` : arg));
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg !== '--wait') out.push(arg);
+    else if (SECONDS.test(argv[i + 1] ?? '')) out.push(`--wait=${argv[++i]}`);
+    else out.push(`--wait=${FOREVER}`);
+  }
+  return out;
 }
+
+const SECONDS = /^\d+(\.\d+)?$/;
 
 /**
  * On a terminal, one line on stderr that says who holds the scope, why, and how long we have

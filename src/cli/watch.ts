@@ -87,9 +87,11 @@ export function boardLines(state: BoardState, now: number, c: Colors): string[] 
     const word = WORD[event.type] ?? event.type.toUpperCase();
     const by = event.by ? ` by ${event.by}` : '';
     const reason = event.reason ? `: ${visible(event.reason)}` : '';
-    lines.push(
-      `  ${new Date(event.at).toISOString().slice(11, 19)} ${word} ${visible(event.scope)} ${visible(event.agent_id)}${by}${reason}`,
-    );
+    // A trespass names the held file that was changed (its scope may be a folder or a glob).
+    const files =
+      event.type === 'trespassed' && event.files?.length ? ` [${event.files.map(visible).join(', ')}]` : '';
+    const line = `  ${new Date(event.at).toISOString().slice(11, 19)} ${word} ${visible(event.scope)} ${visible(event.agent_id)}${by}${reason}${files}`;
+    lines.push(event.type === 'trespassed' ? c.red(line) : line);
   }
   return lines;
 }

@@ -72,7 +72,15 @@ export function readConfig(env: Env): Config {
     backend = backendRaw;
   }
   const treeRaw = env.AGENT_LOCK_TREE;
-  const tree = treeRaw === undefined || treeRaw === '' ? null : validateAgentId(treeRaw, 'AGENT_LOCK_TREE');
+  // Set and empty is refused, not read as unset: one agent with `AGENT_LOCK_TREE=` beside one
+  // with a name would key the same files differently and never see each other's locks.
+  if (treeRaw !== undefined && treeRaw.trim() === '')
+    throw bad('AGENT_LOCK_TREE', treeRaw, 'a name the clones that share locks all set');
+  const tree = treeRaw === undefined ? null : validateAgentId(treeRaw, 'AGENT_LOCK_TREE');
+  const dirRaw = env.AGENT_LOCK_DIR;
+  // A relative store folder would be a different store for each agent that reads it differently.
+  if (dirRaw !== undefined && dirRaw !== '' && !/^(\/|[A-Za-z]:[\\/]|\\\\)/.test(dirRaw))
+    throw bad('AGENT_LOCK_DIR', dirRaw, 'an absolute path');
   if (env.AGENT_ID !== undefined && env.AGENT_ID.trim() !== '')
     validateAgentId(env.AGENT_ID.trim(), 'AGENT_ID');
   if (env.AGENT_PARENT_ID !== undefined && !saysNoParent(env.AGENT_PARENT_ID)) {
@@ -132,7 +140,8 @@ export function readConfig(env: Env): Config {
 
 /** `--ttl` and friends: whole seconds, at least 1, at most a year. */
 export function parseSeconds(raw: string, flag: string): number {
-  const text = raw.trim();
+  // No trimming: `--ttl ' 5'` is a quoting slip, and a slip must not pass as a lease length.
+  const text = raw;
   if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > MAX_SECONDS) {
     throw new AgentLockError(
       'E_TTL_INVALID',

@@ -21,6 +21,8 @@ export const EVENT_TYPES = [
   'broken',
   'frozen',
   'thawed',
+  /** A shell command of another agent changed a held file (seen by a post-tool hook). */
+  'trespassed',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -49,9 +51,9 @@ export interface StoreEvent {
   readonly fence: number | null;
   readonly lock_id: string;
   readonly intent: string | null;
-  /** Why: the break's reason, the note's text, what reaped or orphaned it. */
+  /** Why: the break's reason, the note's text, what reaped or orphaned it, a trespass's command. */
   readonly reason: string | null;
-  /** Frozen and thawed: the files. */
+  /** Frozen and thawed: the files; trespassed: the held file that was changed. */
   readonly files?: readonly string[];
 }
 

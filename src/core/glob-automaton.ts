@@ -142,6 +142,10 @@ class RestParser {
     private readonly b: Builder,
   ) {
     if (/["\\]/.test(text)) throw new Approximate('escapes and quotes');
+    // A run of three stars makes picomatch rebuild its regex from raw tokens, leaving a later `.`
+    // unescaped (any character, a slash too): `x/***.d.ts` matches `x/y.d/ts`. New scopes with such a
+    // run are refused (scope.ts); one already stored is compiled as a superset.
+    if (text.includes('***')) throw new Approximate('three stars');
     this.scan();
   }
 
@@ -166,6 +170,12 @@ class RestParser {
       } else if (c === '}' && stack.length > 0) {
         const brace = stack.pop()!;
         if (brace.dots) throw new Approximate('brace range');
+        // A brace without a comma is literal text, and picomatch rebuilds its regex from the raw
+        // text of tokens it had emptied: a `**` inside then yields an extra slash (`{a/**/b}` matches
+        // `{a//b}`, not `{a/b}`) or a regex that does not compile. Compiled as a superset.
+        if (brace.commas.length === 0 && t.slice(brace.open, i).includes('**')) {
+          throw new Approximate('globstar in literal braces');
+        }
         this.braces.set(brace.open, { open: brace.open, close: i, commas: brace.commas });
       }
     }
@@ -205,6 +215,14 @@ class RestParser {
       const c = t[i]!;
       if (c === '/' && this.depth[i] === 0 && i > 0 && GLOBSTAR_SEGMENT(t, i + 1)) {
         return this.globstarAfter(at, i, hi);
+      }
+      // Inside braces picomatch reads `/**/` as `(?:\/G\/|\/|$)`: the slashes around the globstar
+      // may both vanish (`{a/**/b,c}` matches `a/b`). Compiled as any text, a superset.
+      if (c === '/' && this.depth[i]! > 0 && t.startsWith('**/', i + 1)) {
+        b.exact = false;
+        at = b.loop(at, ANY);
+        i += 4;
+        continue;
       }
       const brace = c === '{' ? this.braces.get(i) : undefined;
       if (brace !== undefined && brace.commas.length > 0) {

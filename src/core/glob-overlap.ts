@@ -114,7 +114,8 @@ function literalEnding(pattern: string): string {
   if (ending === undefined) {
     // Escapes and quotes change what is literal: no ending is claimed for such a glob. A `+` may be
     // a regex quantifier to picomatch after a class or a brace, so the ending stops there too.
-    const found = /["\\]/.test(pattern) ? null : /[^*?[\]{}/+]*$/.exec(pattern);
+    // A run of three stars leaves later dots as any character to picomatch: no ending either.
+    const found = /["\\]|\*\*\*/.test(pattern) ? null : /[^*?[\]{}/+]*$/.exec(pattern);
     ending = found?.[0] ?? '';
     if (endings.size >= 4096) endings.clear();
     endings.set(pattern, ending);

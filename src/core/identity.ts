@@ -17,6 +17,7 @@ export type IdSource =
   | 'CLAUDE_SESSION_ID'
   | 'CODEX_THREAD_ID'
   | 'GEMINI_SESSION_ID'
+  | 'COPILOT_AGENT_SESSION_ID'
   | 'process'
   | 'option';
 export type ParentSource = 'AGENT_PARENT_ID' | 'without AGENT_ID' | 'none' | 'option';
@@ -60,7 +61,62 @@ const LAUNCHERS = new Set([
   'nice',
   'sudo',
   'doas',
+  // Wrappers that wait for the command they start and exit with it: `/usr/bin/time alock acquire x`
+  // made `time` the holder, and the lock vanished as soon as alock returned.
+  'time',
+  'nohup',
+  'stdbuf',
+  'ionice',
+  'chrt',
+  'taskset',
 ]);
+
+/**
+ * Processes that outlive the commands they run: an agent harness, a terminal, a multiplexer, an
+ * editor or an ssh session. A lock held by any other process (make, a script, a test runner) ends
+ * when that process does, often right after the acquire: the answer then names it.
+ */
+const LONG_LIVED = new Set([
+  'claude',
+  'codex',
+  'gemini',
+  'cursor',
+  'cursor-agent',
+  'opencode',
+  'copilot',
+  'cline',
+  'aider',
+  'goose',
+  'amp',
+  'code',
+  'code-server',
+  'tmux',
+  'tmux: server',
+  'screen',
+  'zellij',
+  'sshd',
+  'login',
+  'su',
+  'systemd',
+  'init',
+  'gnome-terminal-server',
+  'konsole',
+  'xterm',
+  'alacritty',
+  'kitty',
+  'wezterm-gui',
+  'iterm2',
+  'terminal',
+  'emacs',
+  'vim',
+  'nvim',
+]);
+
+/** Whether a holder process is one that outlives the commands it starts (see LONG_LIVED). */
+export function isLongLived(name: string): boolean {
+  const base = name.replace(/^-/, '').toLowerCase();
+  return LONG_LIVED.has(base) || isPassThrough(base);
+}
 
 /** A shell or a short-lived launcher never holds a lock: the process above it does. */
 export function isPassThrough(name: string): boolean {
@@ -70,7 +126,18 @@ export function isPassThrough(name: string): boolean {
 
 const ID_PATTERN = /^[^\s\p{C}]{1,200}$/u;
 
+/**
+ * Ids no agent may take: `<unknown>` is what an unreadable record is shown as (a healthy lock under
+ * it would be advised for repair), and `none` is how AGENT_PARENT_ID says "no parent".
+ */
+const RESERVED_IDS = new Set(['<unknown>', 'none']);
+
 export function validateAgentId(value: string, variable: string): string {
+  if (RESERVED_IDS.has(value.toLowerCase())) {
+    throw new AgentLockError('E_ENV_INVALID', `${variable} ${JSON.stringify(value)} is reserved`, {
+      hint: `set ${variable} to a short name such as claude-1, or unset it`,
+    });
+  }
   if (!ID_PATTERN.test(value)) {
     throw new AgentLockError(
       'E_ENV_INVALID',
@@ -104,26 +171,26 @@ export function holderProcess(chain: readonly ProcessFacts[]): ProcessFacts {
 type Env = Readonly<Record<string, string | undefined>>;
 
 /**
- * `<prefix>-<first 8 characters of a session id>`, the id alock and the Claude Code hook both derive
- * from an agent session, or null when that is no valid id (`codex-x y`): it must be as valid as an
- * AGENT_ID would have to be. Characters, not UTF-16 units: an emoji is never cut in half.
+ * `<prefix>-<8 characters>` for a session id, the id alock and every harness hook derive from an
+ * agent session, or null when that is no valid id (`codex-x y`): it must be as valid as an AGENT_ID
+ * would have to be.
+ *
+ * A random UUID (version 4: Claude Code, Gemini CLI, Cursor, Copilot) keeps its first 8 hex digits:
+ * readable in `alock list`, and as unlikely to be shared as a hash. Every other id is named by 8 hex
+ * of a sha256 of the whole id, because many are time-ordered and share their first characters
+ * across sessions started near each other: Codex's UUIDv7 thread ids (~65 s), OpenCode's `ses_` +
+ * time (~15 min), Cline's millisecond task ids. Two sessions must never become one agent.
  */
 export function sessionAgentId(prefix: string, sessionId: string): string | null {
-  // A time-ordered UUID (v7, Codex's thread ids) starts with its millisecond timestamp: two sessions
-  // started within about 65 s shared `codex-0199a1b2` and never blocked each other. Those are named
-  // by a hash of the whole id instead, which keeps the form <prefix>-<8 characters>.
-  const head = TIME_UUID.test(sessionId) ? hashed(sessionId) : Array.from(sessionId).slice(0, 8).join('');
+  if (/[\s\p{C}]/u.test(sessionId)) return null;
+  const head = RANDOM_UUID.test(sessionId)
+    ? sessionId.slice(0, 8).toLowerCase()
+    : createHash('sha256').update(sessionId).digest('hex').slice(0, 8);
   const id = `${prefix}-${head}`;
   return ID_PATTERN.test(id) ? id : null;
 }
 
-const TIME_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
-
-function hashed(sessionId: string): string {
-  return /[\s\p{C}]/u.test(sessionId)
-    ? sessionId
-    : createHash('sha256').update(sessionId).digest('hex').slice(0, 8);
-}
+const RANDOM_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function sessionId(env: Env): { id: string; source: IdSource } | null {
   const nonEmpty = (k: string) => {
@@ -152,6 +219,10 @@ function sessionId(env: Env): { id: string; source: IdSource } | null {
   // Gemini CLI sets it for the commands it runs; its hooks name the same session (session_id).
   const gemini = nonEmpty('GEMINI_SESSION_ID');
   if (gemini) return derived('gemini', 'GEMINI_SESSION_ID', gemini);
+  // GitHub Copilot CLI exports it to the shell commands and MCP servers it starts (1.0.x); its hook
+  // payload names the same session (sessionId).
+  const copilot = nonEmpty('COPILOT_AGENT_SESSION_ID');
+  if (copilot) return derived('copilot', 'COPILOT_AGENT_SESSION_ID', copilot);
   return null;
 }
 
@@ -191,9 +262,10 @@ export function resolveIdentity(env: Env, chain: readonly ProcessFacts[], host: 
     parentSource = 'without AGENT_ID';
   }
   if (parentAgentId === agentId) {
-    warnings.push(`the parent id equals the agent id (${agentId}); parent rules do not apply`);
-    parentAgentId = null;
-    parentSource = 'none';
+    // An agent cannot be its own parent: a typo that would silently drop every family rule.
+    throw new AgentLockError('E_ENV_INVALID', `AGENT_PARENT_ID equals AGENT_ID (${agentId})`, {
+      hint: 'set AGENT_PARENT_ID to the parent agent, or to none',
+    });
   }
   if (!explicit && session) {
     warnings.push(

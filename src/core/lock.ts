@@ -239,7 +239,8 @@ export function isLockRecord(value: unknown): value is LockRecord {
       (r.frozen_modes === undefined || Array.isArray(r.frozen_modes)) &&
       Array.isArray(notes) &&
       typeof r.token_hash === 'string' &&
-      (r.checkout === undefined || isCheckout(r.checkout))
+      (r.checkout === undefined || isCheckout(r.checkout)) &&
+      scopeReadable(kind, r.scope)
     )
   )
     return false;
@@ -254,6 +255,18 @@ export function isLockRecord(value: unknown): value is LockRecord {
       return false;
   }
   return true;
+}
+
+/** An empty, `.` or `..` segment, or a leading or trailing slash: no scope any command stores. */
+const UNNORMALISED_SCOPE = /(^|\/)\.{0,2}(\/|$)/;
+
+/**
+ * A scope no command could have stored (`""`, `../etc/**`, `/etc/x`, a resource without its `@`) is
+ * damage, not a lock that matches nothing: the record fails closed like any unreadable one.
+ */
+function scopeReadable(kind: unknown, scope: string): boolean {
+  if (kind === 'resource') return scope.length > 1 && scope.startsWith('@');
+  return !UNNORMALISED_SCOPE.test(scope);
 }
 
 function isCheckout(value: unknown): boolean {

@@ -162,6 +162,13 @@ function checkedPath(input: string, scope: Scope): Scope {
       hint: 'write [^...] for "any character but", e.g. src/[^a].ts',
     });
   }
+  // Three stars in a row are no glob of their own: picomatch then reads a later `.` as any character
+  // (`x/***.d.ts` matches `x/y.d/ts`), which no agent means. Refused rather than followed.
+  if (scope.glob && scope.pattern.includes('***')) {
+    throw new AgentLockError('E_SCOPE_INVALID', `scope ${input}: *** is not a glob here`, {
+      hint: 'write * for any name within a folder, or ** for any folders, e.g. src/**/*.ts',
+    });
+  }
   const long = segments.find((segment) => utf8.encode(segment).length > MAX_PATH_SEGMENT);
   if (scope.pattern.length > MAX_PATH_SCOPE || long !== undefined) {
     const why =

@@ -15,10 +15,11 @@ import { readConfig } from '../core/config.js';
 import { AgentLockError, asAgentLockError } from '../core/errors.js';
 import type { Identity } from '../core/identity.js';
 import type { Lock } from '../core/lock.js';
+import { enforceAsRootWarning } from '../host/freeze.js';
 import { findTree, storeDirFor } from '../host/tree.js';
 import { backendOf } from '../store/store.js';
 import { serverFindings } from './backend-checks.js';
-import { type Area, type Finding, ok, problem } from './finding.js';
+import { type Area, type Finding, note, ok, problem } from './finding.js';
 import { freezeFindings, gitHooksDir, HOOK_CHECKS, identityFindings } from './host-checks.js';
 import { lockFindings, storeOnDisk } from './store-checks.js';
 
@@ -103,6 +104,10 @@ export async function doctorCommand(cli: CliContext): Promise<Answer> {
         const redis = backendOf(store.store) as RedisStore;
         found.push(ok('backend', 'redis', `redis store ${redis.location}, key prefix {${redis.prefix}}`));
         found.push(...serverFindings(await redis.serverFacts(), redis.location));
+        // A key of the layout of another type fails decisions that touch it while `list` reads on.
+        for (const wrong of await redis.layoutDamage()) {
+          found.push(problem('store', 'redis_key_type', wrong, `${cli.name} repair moves it aside, kept`));
+        }
       } else {
         found.push(
           ok('backend', 'file', 'file store: agents on this host share it (Redis for several hosts)'),
@@ -121,9 +126,19 @@ export async function doctorCommand(cli: CliContext): Promise<Answer> {
   const gitHooks = gitHooksDir(root, env);
   for (const hook of HOOK_CHECKS) {
     const finding = hook.check({ root, gitHooks, env, name: cli.name });
-    if (finding !== null) found.push(finding);
+    if (finding !== null) found.push(...[finding].flat());
   }
   found.push(...freezeFindings(root, gitHooks !== null, locks, cli.name));
+  const asRoot = enforceAsRootWarning();
+  if (asRoot !== null)
+    found.push(
+      note(
+        'freezes',
+        'enforce_as_root',
+        'running as root (uid 0): root writes through the read-only modes acquire --enforce sets (W_ENFORCE_AS_ROOT)',
+        'run agents as an ordinary user for --enforce to hold',
+      ),
+    );
 
   return answer(cli, found, where);
 }

@@ -7,8 +7,17 @@ import { accessSync, constants, existsSync, lstatSync, readFileSync } from 'node
 import path from 'node:path';
 import type { Identity } from '../core/identity.js';
 import type { Lock } from '../core/lock.js';
-import { CONFIG_FOLDER, hookState, INSTALLABLE } from '../integrations/harness-install.js';
+import { CONFIG_FOLDER, hookState, hookText, INSTALLABLE } from '../integrations/harness-install.js';
 import { type Finding, note, ok, problem, some } from './finding.js';
+import {
+  bareFinding,
+  bareProgram,
+  codexTrust,
+  copilotTrust,
+  geminiTrust,
+  goneProgram,
+  staleFinding,
+} from './harness-trust.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -65,7 +74,7 @@ export interface HookContext {
 export interface HookCheck {
   readonly harness: string;
   /** Null: nothing to say (the harness is not used in this tree). */
-  check(ctx: HookContext): Finding | null;
+  check(ctx: HookContext): Finding | readonly Finding[] | null;
 }
 
 /**
@@ -75,7 +84,7 @@ export interface HookCheck {
 export const HOW_TO_INSTALL =
   'from a clone of agent-lock: npm ci && npm run build && npm install -g . ; or npm install -g ./agent-lock-VERSION.tgz, made by npm pack in a clone; once published: npm install -g agent-lock';
 
-const CLAUDE_COMMAND = /(?:^|[\s/"'])(alock|agent-lock)["']?\s+hooks\s+claude-pre-tool-use(?:\s|$)/;
+const CLAUDE_COMMAND = /(?:^|[\s/"'])(alock|agent-lock)(\.js)?["']?\s+hooks\s+claude-pre-tool-use(?:\s|$)/;
 
 function claudeHookCommand(file: string): string | null | 'invalid' {
   let settings: unknown;
@@ -130,6 +139,8 @@ const claudeCode: HookCheck = {
           'fix the file',
         );
       if (command === null) continue;
+      const gone = goneProgram(command, 'claude');
+      if (gone !== null) return staleFinding('claude', gone, install);
       if (!runnable(command, ctx)) {
         return problem(
           'hooks',
@@ -219,8 +230,21 @@ const otherAgents: HookCheck[] = INSTALLABLE.filter((harness) => harness !== 'cl
           `${harness}: its configuration in ${file} is not valid JSON`,
           'fix the file',
         );
-      case 'installed':
-        return ok('hooks', `hook_${harness}`, `${harness}: agent-lock hook installed in ${file}`);
+      case 'installed': {
+        const text = hookText(ctx.root, harness) ?? '';
+        const gone = goneProgram(text, harness);
+        if (gone !== null) return staleFinding(harness, gone, install);
+        const found: Finding[] = [
+          bareProgram(text, harness)
+            ? bareFinding(harness, install, onPath('alock', ctx.env) || onPath('agent-lock', ctx.env))
+            : ok('hooks', `hook_${harness}`, `${harness}: agent-lock hook installed in ${file}`),
+        ];
+        // Where the harness keeps its trust in a file we can read: will it run the hook at all?
+        if (harness === 'codex') found.push(codexTrust(ctx.root, ctx.env));
+        if (harness === 'gemini') found.push(geminiTrust(ctx.root, ctx.env));
+        if (harness === 'copilot') found.push(copilotTrust(ctx.root, ctx.env));
+        return found;
+      }
       default:
         return note(
           'hooks',

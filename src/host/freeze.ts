@@ -7,8 +7,31 @@
 import { createRequire } from 'node:module';
 import { chmodSync, lstatSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import type { FrozenFile, Target } from '../core/decide.js';
+import type { FrozenFile, Outcome, Target } from '../core/decide.js';
+import type { Warning } from '../core/decisions/outcomes.js';
 import { globMatches } from '../core/scope.js';
+
+export const W_ENFORCE_AS_ROOT = 'W_ENFORCE_AS_ROOT';
+
+/**
+ * Root (uid 0) writes through read-only modes, so `--enforce` taken as root stops neither the
+ * holder's own tools nor any other process running as root: said beside the answer, not hidden.
+ */
+export function enforceAsRootWarning(): Warning | null {
+  if (process.getuid?.() !== 0) return null;
+  return {
+    code: W_ENFORCE_AS_ROOT,
+    message:
+      'running as root (uid 0): root writes through read-only modes, so the frozen files stop only processes of other users; run agents as an ordinary user for --enforce to hold',
+  };
+}
+
+/** The outcome with the root warning added when files were frozen by a process running as root. */
+export function withEnforceAsRoot<O extends Outcome<string>>(outcome: O, enforce: boolean): O {
+  if (!enforce || outcome.status !== 'acquired') return outcome;
+  const warning = enforceAsRootWarning();
+  return warning === null ? outcome : { ...outcome, warnings: [...(outcome.warnings ?? []), warning] };
+}
 
 function regularMode(file: string): number | null {
   try {

@@ -22,13 +22,16 @@ import {
   checkFiles,
   checkShell,
   couldNotDecide,
+  deny,
   type HookAgent,
   type HookDecision,
   shellQuote,
 } from './hook-check.js';
+import { stampShell } from './trespass.js';
+import { shellKey } from './trespass-hooks.js';
 
 const EDIT_TOOLS = new Set(['Edit', 'Write', 'MultiEdit', 'NotebookEdit']);
-export const HOOKED_TOOLS = ['Bash', ...EDIT_TOOLS] as const;
+export const HOOKED_TOOLS = ['Bash', 'PowerShell', ...EDIT_TOOLS] as const;
 
 /**
  * The payload as PayloadSchema reads it, when it is plainly well formed (as every call from Claude
@@ -181,14 +184,45 @@ export async function claudePreToolUse(cli: CliContext): Promise<Answer> {
   const badSetting = badDecision === null ? null : claudeAnswer(badDecision);
   try {
     const base = callBase(cli, payload.cwd);
-    if (payload.tool_name === 'Bash') {
+    if (payload.tool_name === 'Bash' || payload.tool_name === 'PowerShell') {
       const command = payload.tool_input.command;
-      if (typeof command !== 'string' || command.trim() === '') {
-        return hookAnswer('allowed', null, 'allowed: command left as is', {});
+      // Not a string: no shell runs it as it stands, and nothing in it can be checked.
+      if (typeof command !== 'string') {
+        const got =
+          command === undefined
+            ? 'missing'
+            : command === null
+              ? 'null'
+              : Array.isArray(command)
+                ? 'an array'
+                : typeof command === 'object'
+                  ? 'an object'
+                  : `a ${typeof command}`;
+        return claudeAnswer(
+          deny(
+            `agent-lock: this ${payload.tool_name} call's command is ${got}, not a string, so agent-lock cannot tell which files it writes; send the command as one string.`,
+            { error: 'command' },
+          ),
+        );
+      }
+      if (command.trim() === '') return hookAnswer('allowed', null, 'allowed: command left as is', {});
+      if (payload.tool_name === 'PowerShell') {
+        // Loaded only for PowerShell calls; its identity is not rewritten (no `export` there).
+        const { checkPowerShell } = await import('./powershell-writes.js');
+        const decision = await checkPowerShell(cli, command, base, () => hookAgent(payload, cli.io.env));
+        if (decision.kind === 'deny') return badSetting ?? claudeAnswer(decision);
+        return claudeAnswer(decision);
       }
       // A command that visibly writes a file another agent holds is refused, as an Edit would be.
       const writes = await checkShell(cli, command, base, () => hookAgent(payload, cli.io.env));
       if (writes.kind === 'deny') return badSetting ?? claudeAnswer(writes);
+      // What no parser sees is caught after the fact: the held files are stamped for the post hook.
+      await stampShell(cli, {
+        key: shellKey('claude', payload, command),
+        command,
+        base,
+        agent: () => hookAgent(payload, cli.io.env),
+      });
       // A command that cannot take or check a lock needs no identity: it goes as it is.
       if (!NEEDS_IDENTITY.test(command)) return claudeAnswer(writes);
       if (badSetting) return badSetting;

@@ -13,40 +13,34 @@ import { AgentLockError } from '../core/errors.js';
 import {
   allow,
   badSettingDecision,
-  type CallerFacts,
   callBase,
   callerAgent,
   checkFiles,
   checkShell,
   couldNotDecide,
+  deny,
   type HookDecision,
 } from './hook-check.js';
-import { patchPaths } from './patch-paths.js';
+import {
+  clineCommandLine,
+  clineCommands,
+  codexWorkdir,
+  edit,
+  fileField,
+  isObject,
+  type Json,
+  notAString,
+  patchEdit,
+  powerShellCall,
+  shellCall,
+  type ToolCall,
+} from './tool-call.js';
+import { stampShell } from './trespass.js';
+import { shellKey } from './trespass-hooks.js';
 
 import { HARNESSES, type HarnessName } from './harness-names.js';
 
 export { HARNESSES, type HarnessName, harnessOfAction, isHarness } from './harness-names.js';
-
-/** A tool call as the shared decision sees it. */
-type ToolCall =
-  /** Not a call this hook guards (another event, a read, a search): it goes, silently. */
-  | { readonly kind: 'ignore'; readonly why: string }
-  | {
-      readonly kind: 'shell';
-      readonly tool: string;
-      readonly command: string;
-      readonly cwd?: unknown;
-      readonly caller: CallerFacts;
-    }
-  | {
-      readonly kind: 'edit';
-      readonly tool: string;
-      /** As the payload names them: absolute, or relative to `cwd`. */
-      readonly files: readonly string[];
-      readonly cwd?: unknown;
-      readonly caller: CallerFacts;
-    }
-  | { readonly kind: 'invalid'; readonly why: string };
 
 /** What the harness reads back: JSON on stdout (or nothing), and the exit code. */
 interface Words {
@@ -60,35 +54,9 @@ interface Harness {
   words(decision: HookDecision): Words;
 }
 
-type Json = Record<string, unknown>;
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function firstIssue(error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }): string {
   const issue = error.issues[0];
   return issue ? `${issue.path.map(String).join('.') || 'payload'}: ${issue.message}` : 'invalid';
-}
-
-/** The first of `fields` that holds a non-blank string, as the list of files an edit writes. */
-function fileField(input: Json, fields: readonly string[]): string[] {
-  for (const field of fields) {
-    const value = input[field];
-    if (typeof value === 'string' && value.trim() !== '') return [value];
-  }
-  return [];
-}
-
-function edit(tool: string, files: string[], cwd: unknown, caller: CallerFacts, what: string): ToolCall {
-  if (files.length === 0) return { kind: 'invalid', why: `${tool} names no ${what}` };
-  return { kind: 'edit', tool, files, cwd, caller };
-}
-
-/** A patch whose file headers name no file writes nothing this hook can check: refused as unreadable. */
-function patchEdit(tool: string, patch: unknown, cwd: unknown, caller: CallerFacts): ToolCall {
-  if (typeof patch !== 'string') return { kind: 'invalid', why: `${tool} carries no patch text` };
-  return edit(tool, patchPaths(patch), cwd, caller, 'file in its patch headers');
 }
 
 const string = z.string();
@@ -120,8 +88,15 @@ const codex: Harness = {
     const caller = { harness: 'codex', sessionId: p.session_id, subAgentId: p.agent_id };
     const command = p.tool_input.command;
     if (p.tool_name === 'apply_patch') return patchEdit(p.tool_name, command, p.cwd, caller);
-    if (p.tool_name === 'Bash' && typeof command === 'string') {
-      return { kind: 'shell', caller, tool: p.tool_name, command, cwd: p.cwd };
+    if (p.tool_name === 'Bash') {
+      // exec_command's workdir is not in the payload (Codex 0.171 sends only the command): it is
+      // read from the call itself in the session's transcript when it can be found there.
+      const workdir = p.tool_input.workdir ?? codexWorkdir(p);
+      const cwd =
+        typeof workdir === 'string' && workdir !== '' && typeof p.cwd === 'string'
+          ? path.resolve(p.cwd, workdir)
+          : p.cwd;
+      return shellCall(p.tool_name, command, cwd, caller);
     }
     return { kind: 'ignore', why: `${p.tool_name} is not checked` };
   },
@@ -173,7 +148,7 @@ const gemini: Harness = {
       return edit(p.tool_name, fileField(p.tool_input, ['file_path']), p.cwd, caller, 'file_path');
     }
     const command = p.tool_input.command;
-    if (p.tool_name === 'run_shell_command' && typeof command === 'string') {
+    if (p.tool_name === 'run_shell_command') {
       // A relative dir_path is below the session's folder (Gemini runs the command there).
       const dir = p.tool_input.dir_path;
       const cwd =
@@ -183,7 +158,7 @@ const gemini: Harness = {
         path.isAbsolute(p.cwd)
           ? path.resolve(p.cwd, dir)
           : (dir ?? p.cwd);
-      return { kind: 'shell', caller, tool: p.tool_name, command, cwd };
+      return shellCall(p.tool_name, command, cwd, caller);
     }
     return { kind: 'ignore', why: `${p.tool_name} is not checked` };
   },
@@ -200,7 +175,7 @@ const CursorPayload = z.looseObject({
   hook_event_name: named,
   tool_name: opt(string),
   tool_input: opt(z.unknown()),
-  command: opt(string),
+  command: opt(z.unknown()),
   cwd: opt(string),
   workspace_roots: opt(z.array(string)),
 });
@@ -214,10 +189,7 @@ const cursor: Harness = {
     const p = parsed.data;
     const cwd = p.cwd ?? p.workspace_roots?.[0];
     const caller = { harness: 'cursor', sessionId: p.conversation_id };
-    if (p.hook_event_name === 'beforeShellExecution') {
-      if (p.command === undefined) return { kind: 'invalid', why: 'beforeShellExecution names no command' };
-      return { kind: 'shell', caller, tool: 'Shell', command: p.command, cwd };
-    }
+    if (p.hook_event_name === 'beforeShellExecution') return shellCall('Shell', p.command, cwd, caller);
     if (p.hook_event_name !== 'preToolUse')
       return { kind: 'ignore', why: `${p.hook_event_name} is not handled` };
     const tool = p.tool_name ?? '';
@@ -240,9 +212,7 @@ const cursor: Harness = {
         'file',
       );
     }
-    if (tool === 'Shell' && typeof fields.command === 'string') {
-      return { kind: 'shell', caller, tool, command: fields.command, cwd: fields.working_directory ?? cwd };
-    }
+    if (tool === 'Shell') return shellCall(tool, fields.command, fields.working_directory ?? cwd, caller);
     return { kind: 'ignore', why: `${tool || 'a tool without a name'} is not checked` };
   },
   words(decision) {
@@ -286,14 +256,9 @@ const opencode: Harness = {
     if (p.tool === 'patch' || p.tool === 'apply_patch') {
       return patchEdit(p.tool, p.args.patchText, p.directory, caller);
     }
-    if (p.tool === 'bash' && typeof p.args.command === 'string') {
-      return {
-        kind: 'shell',
-        caller,
-        tool: p.tool,
-        command: p.args.command,
-        cwd: p.args.workdir ?? p.directory,
-      };
+    // `bash` in 1.x, `shell` in 2.x: the same arguments.
+    if (p.tool === 'bash' || p.tool === 'shell') {
+      return shellCall(p.tool, p.args.command, p.args.workdir ?? p.directory, caller);
     }
     return { kind: 'ignore', why: `${p.tool} is not checked` };
   },
@@ -309,6 +274,7 @@ const CopilotPayload = z.looseObject({
   toolArgs: opt(z.unknown()),
   cwd: opt(string),
   sessionId: opt(string),
+  session_id: opt(string),
 });
 const COPILOT_EDITS = new Set(['edit', 'create']);
 
@@ -327,14 +293,13 @@ const copilot: Harness = {
       }
     }
     const fields = isObject(args) ? args : {};
-    // The hook payload names no session: the agent is what alock resolves from the hook's ancestry
-    // (the copilot process), unless AGENT_ID says otherwise.
-    const caller = { harness: 'copilot', sessionId: p.sessionId };
+    // The session Copilot exports to its shell as COPILOT_AGENT_SESSION_ID, so the hook and the
+    // agent's own alock derive one id; without it, what alock resolves from the hook's ancestry.
+    const caller = { harness: 'copilot', sessionId: p.sessionId ?? p.session_id };
     if (COPILOT_EDITS.has(p.toolName))
       return edit(p.toolName, fileField(fields, ['path']), p.cwd, caller, 'path');
-    if (p.toolName === 'bash' && typeof fields.command === 'string') {
-      return { kind: 'shell', caller, tool: p.toolName, command: fields.command, cwd: p.cwd };
-    }
+    if (p.toolName === 'bash') return shellCall(p.toolName, fields.command, p.cwd, caller);
+    if (p.toolName === 'powershell') return powerShellCall(p.toolName, fields.command, p.cwd, caller);
     return { kind: 'ignore', why: `${p.toolName} is not checked` };
   },
   words(decision) {
@@ -345,14 +310,24 @@ const copilot: Harness = {
   },
 };
 
-// Cline: an executable named PreToolUse in .clinerules/hooks; the call is under preToolUse.
+// Cline: an executable named PreToolUse in .clinerules/hooks; the call is under preToolUse, every
+// parameter a string. The extension up to 3.x names it hookName PreToolUse with the tools
+// write_to_file, replace_in_file, execute_command (3.35+ adds apply_patch {input}); the extension 4.x
+// and the CLI 3.0 run the Cline SDK, whose tools are editor {path}, apply_patch {input},
+// run_commands {commands}, read_files; the CLI sends hookName tool_call with the call's own input
+// under tool_call.input, and sessionContext.rootSessionId, agent_id, parent_agent_id.
 const ClinePayload = z.looseObject({
   hookName: opt(string),
   taskId: nonBlank,
   workspaceRoots: opt(z.array(string)),
   preToolUse: z.looseObject({ toolName: named, parameters: record }),
+  tool_call: opt(z.looseObject({ input: opt(z.unknown()) })),
+  sessionContext: opt(z.looseObject({ rootSessionId: opt(z.unknown()) })),
+  agent_id: opt(z.unknown()),
+  parent_agent_id: opt(z.unknown()),
 });
-const CLINE_EDITS = new Set(['write_to_file', 'replace_in_file', 'new_rule']);
+const CLINE_EDITS = new Set(['write_to_file', 'replace_in_file', 'new_rule', 'editor']);
+const CLINE_HOOKS = new Set(['PreToolUse', 'tool_call']);
 
 const cline: Harness = {
   title: 'Cline',
@@ -360,17 +335,40 @@ const cline: Harness = {
     const parsed = ClinePayload.safeParse(payload);
     if (!parsed.success) return { kind: 'invalid', why: firstIssue(parsed.error) };
     const p = parsed.data;
-    if (p.hookName !== undefined && p.hookName !== 'PreToolUse') {
+    if (p.hookName !== undefined && !CLINE_HOOKS.has(p.hookName)) {
       return { kind: 'ignore', why: `${p.hookName} is not handled` };
     }
     const { toolName, parameters } = p.preToolUse;
-    // Cline's paths are relative to the workspace root.
+    // The call's own input where the CLI sends it, else the string parameters.
+    const raw = p.tool_call?.input ?? parameters;
+    const input = isObject(raw) ? raw : {};
+    // Paths are absolute (SDK tools) or relative to the workspace root (extension 3.x tools).
     const cwd = p.workspaceRoots?.[0];
-    const caller = { harness: 'cline', sessionId: p.taskId };
+    // One id per task tree: a sub-agent's calls carry the root session and a parent agent.
+    const root = p.sessionContext?.rootSessionId;
+    const parent = p.parent_agent_id;
+    const caller = {
+      harness: 'cline',
+      sessionId: typeof root === 'string' && root.trim() !== '' ? root : p.taskId,
+      subAgentId:
+        typeof parent === 'string' && parent !== '' && typeof p.agent_id === 'string'
+          ? p.agent_id
+          : undefined,
+    };
     if (CLINE_EDITS.has(toolName))
-      return edit(toolName, fileField(parameters, ['path']), cwd, caller, 'path');
-    if (toolName === 'execute_command' && typeof parameters.command === 'string') {
-      return { kind: 'shell', caller, tool: toolName, command: parameters.command, cwd };
+      return edit(toolName, fileField(input, ['path', 'absolutePath']), cwd, caller, 'path');
+    if (toolName === 'apply_patch') {
+      return patchEdit(toolName, typeof raw === 'string' ? raw : input.input, cwd, caller);
+    }
+    if (toolName === 'execute_command') return shellCall(toolName, input.command, cwd, caller);
+    if (toolName === 'run_commands') {
+      const entries = clineCommands(raw);
+      if (entries === null || entries.length === 0) return notAString(toolName, raw);
+      const lines = entries.map(clineCommandLine);
+      const bad = lines.find((line) => typeof line !== 'string');
+      if (bad !== undefined) return notAString(toolName, bad);
+      const [first, ...more] = lines as string[];
+      return { kind: 'shell', tool: toolName, command: first!, more, cwd, caller };
     }
     return { kind: 'ignore', why: `${toolName} is not checked` };
   },
@@ -422,6 +420,7 @@ export async function harnessPreToolUse(cli: CliContext, name: HarnessName): Pro
     );
   }
   if (call.kind === 'ignore') return answer(harness, allow(`allowed: ${call.why}`));
+  if (call.kind === 'refuse') return answer(harness, deny(call.why, { error: 'command' }));
   // A bad value is an error, never a silent default: every edit is refused until it is fixed.
   const bad = badSettingDecision(env);
   if (bad !== null && call.kind === 'edit') return answer(harness, bad);
@@ -432,11 +431,29 @@ export async function harnessPreToolUse(cli: CliContext, name: HarnessName): Pro
         return { agentId: own.agentId, parentAgentId: own.parentAgentId };
       });
     const base = callBase(cli, call.cwd);
-    if (call.kind === 'shell') {
-      const decision = await checkShell(cli, call.command, base, agent);
+    if (call.kind === 'shell' || call.kind === 'powershell') {
+      let decision: HookDecision | null = null;
+      const commands = call.kind === 'shell' ? [call.command, ...(call.more ?? [])] : [call.command];
+      for (const command of commands) {
+        const one =
+          call.kind === 'shell'
+            ? await checkShell(cli, command, base, agent)
+            : await (await import('./powershell-writes.js')).checkPowerShell(cli, command, base, agent);
+        if (one.kind === 'deny') {
+          decision = one;
+          break;
+        }
+        decision ??= one;
+      }
       // Only a command that writes a file is decided: `ls` goes, whatever the setting.
-      if (bad !== null && decision.kind === 'deny') return answer(harness, bad);
-      return answer(harness, decision);
+      if (bad !== null && decision?.kind === 'deny') return answer(harness, bad);
+      // What no parser sees is caught after the fact: the held files are stamped for the post hook
+      // (the call's whole text, as the post hook reads it back).
+      if (call.kind === 'shell' && decision?.kind !== 'deny') {
+        const text = [call.command, ...(call.more ?? [])].join('\n');
+        await stampShell(cli, { key: shellKey(name, payload, text), command: text, base, agent });
+      }
+      return answer(harness, decision!);
     }
     return answer(harness, await checkFiles(cli, call.files, agent(), base));
   } catch (error) {

@@ -19,8 +19,12 @@ import path from 'node:path';
 import type { Answer, CliContext } from '../answers/answer.js';
 import { AgentLockError } from '../core/errors.js';
 import { makeDirs } from '../host/make-dirs.js';
+import { findTree, storeDirFor } from '../host/tree.js';
 import { HOOKED_TOOLS } from './claude-hook.js';
+import { clineScript, HARNESS_NEEDS, runtimeCommand } from './hook-program.js';
 import { opencodePlugin } from './opencode-plugin.js';
+
+export { HARNESS_NEEDS, hookCommand, hookProgram } from './hook-program.js';
 
 export const INSTALLABLE = ['claude', 'codex', 'gemini', 'cursor', 'opencode', 'copilot', 'cline'] as const;
 export type Installable = (typeof INSTALLABLE)[number];
@@ -76,30 +80,43 @@ const TARGETS: Record<Installable, Target> = {
     kind: 'json',
     file: '.claude/settings.json',
     base: {},
-    entries: (command) => [matcherEntry('PreToolUse', HOOKED_TOOLS.join('|'), command)],
+    entries: (command) => [
+      matcherEntry('PreToolUse', HOOKED_TOOLS.join('|'), command),
+      matcherEntry('PostToolUse', HOOKED_TOOLS.join('|'), postCommand(command)),
+    ],
   },
   codex: {
     kind: 'json',
     file: '.codex/hooks.json',
     base: {},
-    entries: (command) => [matcherEntry('PreToolUse', 'apply_patch|Bash', command)],
+    entries: (command) => [
+      matcherEntry('PreToolUse', 'apply_patch|Bash', command),
+      matcherEntry('PostToolUse', 'apply_patch|Bash', postCommand(command)),
+    ],
   },
   gemini: {
     kind: 'json',
     file: '.gemini/settings.json',
     base: {},
-    entries: (command) => [matcherEntry('BeforeTool', 'write_file|replace|run_shell_command', command)],
+    entries: (command) => [
+      matcherEntry('BeforeTool', 'write_file|replace|run_shell_command', command),
+      matcherEntry('AfterTool', 'write_file|replace|run_shell_command', postCommand(command)),
+    ],
   },
   cursor: {
     kind: 'json',
     file: '.cursor/hooks.json',
     base: { version: 1 },
     entries: (command) => [
+      // failClosed: a hook that crashes, times out or answers nonsense blocks the call (Cursor's
+      // default lets it through).
       {
         event: 'preToolUse',
-        entry: { command, matcher: 'Write|Edit|StrReplace|MultiEdit|Delete|EditNotebook' },
+        entry: { command, matcher: 'Write|Edit|StrReplace|MultiEdit|Delete|EditNotebook', failClosed: true },
       },
-      { event: 'beforeShellExecution', entry: { command } },
+      { event: 'beforeShellExecution', entry: { command, failClosed: true } },
+      // After a shell call nothing can be refused any more: no failClosed.
+      { event: 'afterShellExecution', entry: { command: postCommand(command) } },
     ],
   },
   copilot: {
@@ -108,6 +125,7 @@ const TARGETS: Record<Installable, Target> = {
     base: { version: 1 },
     entries: (command) => [
       { event: 'preToolUse', entry: { type: 'command', bash: command, timeoutSec: 30 } },
+      { event: 'postToolUse', entry: { type: 'command', bash: postCommand(command), timeoutSec: 30 } },
     ],
   },
   opencode: {
@@ -119,11 +137,29 @@ const TARGETS: Record<Installable, Target> = {
   cline: {
     kind: 'file',
     file: '.clinerules/hooks/PreToolUse',
-    body: (command) =>
-      `#!/bin/sh\n# agent-lock: refuses edits of files other agents hold (alock hooks install --for cline).\nexec ${command}\n`,
+    body: (command) => clineScript(command),
     executable: true,
   },
 };
+
+/**
+ * Files a harness reads besides its main one: Cline runs a hook script per event, so its post-tool
+ * hook (trespass-hooks.ts) is a second script beside the first.
+ */
+const EXTRA_FILES: Partial<Record<Installable, FileTarget>> = {
+  cline: {
+    kind: 'file',
+    file: '.clinerules/hooks/PostToolUse',
+    body: (command) =>
+      `#!/bin/sh\n# agent-lock: tells of held files a shell command changed (alock hooks install --for cline).\nexec ${postCommand(command)}\n`,
+    executable: true,
+  },
+};
+
+/** The post-tool-use runtime beside a pre-tool-use one: `... hooks codex-pre-tool-use` -> `codex-post-tool-use`. */
+export function postCommand(command: string): string {
+  return command.replace(/-pre-tool-use(?=$|[\s"'])/, '-post-tool-use');
+}
 
 /**
  * Whether a harness is set up here, for `alock doctor`: its folder missing (not used in this tree),
@@ -148,37 +184,31 @@ export function hookState(
       return 'unreadable';
     }
   }
-  return ourHook(harness).test(text) ? 'installed' : 'missing';
+  // The pre-tool-use hook is the one that refuses: a post hook alone is not installed.
+  return ourHook(harness, 'pre').test(text) ? 'installed' : 'missing';
 }
 
-/** Ours, whichever way the program was spelled (alock, agent-lock, npx, a node_modules/.bin path). */
-function ourHook(harness: Installable): RegExp {
-  return new RegExp(`(^|[\\s/"'])(alock|agent-lock)["']?\\s+hooks\\s+${harness}-pre-tool-use(\\s|$|")`);
+/** The text of a harness's hook file (for `alock doctor`), or null when there is none. */
+export function hookText(root: string, harness: Installable): string | null {
+  try {
+    return readFileSync(path.join(root, TARGETS[harness].file), 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Ours, whichever way the program was spelled (alock, agent-lock, npx, a node_modules/.bin path,
+ * node and the package's bin/alock.js); its pre-tool-use hook, or either of its two.
+ */
+function ourHook(harness: Installable, when: 'pre' | '(pre|post)' = '(pre|post)'): RegExp {
+  return new RegExp(
+    `(^|[\\s/"'])(alock|agent-lock)(\\.js)?["']?\\s+hooks\\s+${harness}-${when}-tool-use(\\s|$|")`,
+  );
 }
 
 function isOurs(harness: Installable, entry: unknown): boolean {
   return ourHook(harness).test(JSON.stringify(entry));
-}
-
-/**
- * The command Claude Code runs. A copy installed in the project is called by its path under
- * $CLAUDE_PROJECT_DIR (set by Claude Code for hooks): no PATH needed, and none of the few hundred
- * milliseconds `npx` would add to every tool call. Otherwise the program on PATH.
- */
-export function hookCommand(root: string, name: string): string {
-  if (existsSync(path.join(root, 'node_modules', '.bin', name))) {
-    return `"$CLAUDE_PROJECT_DIR"/node_modules/.bin/${name} hooks claude-pre-tool-use`;
-  }
-  return `${name} hooks claude-pre-tool-use`;
-}
-
-/**
- * The runtime command a harness runs: the program on PATH (the other harnesses set no project
- * variable every hook can rely on, and the files are meant to be committed, so no absolute path).
- */
-function runtimeCommand(cli: CliContext, root: string, harness: Installable): string {
-  if (harness === 'claude') return hookCommand(root, cli.name);
-  return `${cli.name} hooks ${harness}-pre-tool-use`;
 }
 
 function lstatSafe(p: string): Stats | null {
@@ -220,6 +250,8 @@ interface Outcome {
   readonly status: 'installed' | 'unchanged' | 'uninstalled' | 'absent';
   readonly file: string;
   readonly command: string;
+  /** The harness's second hook file (Cline's PostToolUse script). */
+  readonly also?: string;
 }
 
 /** A JSON settings file as an object ({} when missing or blank); anything else is refused unchanged. */
@@ -282,8 +314,16 @@ function applyJson(
   for (const { event, entry } of entries) {
     const list = (hooks[event] as unknown[] | undefined) ?? [];
     if (install) {
-      if (list.some((e) => isOurs(harness, e))) continue;
-      nextHooks[event] = [...list, entry];
+      // Ours already there: kept where it is, rewritten when its command or shape has changed
+      // (`hooks install` again refreshes the absolute paths).
+      const at = list.findIndex((e) => isOurs(harness, e));
+      if (at >= 0 && sameJson(list[at], entry) && list.filter((e) => isOurs(harness, e)).length === 1) {
+        continue;
+      }
+      nextHooks[event] =
+        at < 0
+          ? [...list, entry]
+          : list.flatMap((e, i) => (i === at ? [entry] : isOurs(harness, e) ? [] : [e]));
       changed = true;
     } else {
       const kept = list.filter((e) => !isOurs(harness, e));
@@ -356,6 +396,96 @@ function applyHook(
     : applyFile(root, harness, target, command, install, write);
 }
 
+/** The harness's extra hook file (applyHook's twin), or null when it has none. */
+function applyExtra(
+  cli: CliContext,
+  root: string,
+  harness: Installable,
+  install: boolean,
+  write: boolean,
+): Outcome | null {
+  const extra = EXTRA_FILES[harness];
+  if (extra === undefined) return null;
+  return applyFile(root, harness, extra, runtimeCommand(cli, root, harness), install, write);
+}
+
+/**
+ * Codex's default `workspace-write` sandbox keeps `.git` read-only, and the file store lives in
+ * `.git/agent-locks`: every `alock acquire` from a Codex shell would fail with EROFS. The store is
+ * named in the project's `.codex/config.toml` as a writable root (Codex reads a relative one from
+ * the folder of that file, so a store inside the tree is written as a portable `../...`); the rest
+ * of `.git` stays read-only. The folder must exist: Codex's sandbox cannot bind a missing root and
+ * then runs no shell command at all, so it is made here.
+ */
+const CODEX_TABLE = '[sandbox_workspace_write]';
+
+function codexStoreRoot(cli: CliContext, root: string): { store: string; entry: string } {
+  const store = storeDirFor(findTree(root), cli.io.env);
+  const codexDir = path.join(root, '.codex');
+  const relative = path.relative(codexDir, store);
+  const inside = !path.relative(root, store).startsWith('..') && !path.isAbsolute(path.relative(root, store));
+  return { store, entry: inside ? relative.split(path.sep).join('/') : store };
+}
+
+function codexSandbox(cli: CliContext, root: string, install: boolean, write: boolean): string | null {
+  const file = path.join(root, '.codex', 'config.toml');
+  const { store, entry } = codexStoreRoot(cli, root);
+  const quoted = JSON.stringify(entry);
+  const ourBody = `# agent-lock: the lock store stays writable in Codex's workspace-write sandbox (.git is read-only there).\n${CODEX_TABLE}\nwritable_roots = [${quoted}]\n`;
+  let text: string | null = null;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  if (!install) {
+    if (text === null || !text.includes(quoted)) return null;
+    if (write) {
+      if (text === ourBody) rmSync(file);
+      else {
+        const next = text.replace(
+          new RegExp(`${escapeRegExp(quoted)}\\s*,\\s*|,?\\s*${escapeRegExp(quoted)}`),
+          '',
+        );
+        writeAtomically(file, next, (lstatSafe(file)?.mode ?? 0o644) & 0o777);
+      }
+    }
+    return `UNINSTALLED codex sandbox writable root ${entry} in ${file}`;
+  }
+  if (write) makeDirs(store);
+  if (text?.includes(quoted)) return null;
+  let next: string;
+  if (text === null || text.trim() === '') next = ourBody;
+  else {
+    const lines = text.split('\n');
+    const header = lines.findIndex((l) => l.trim() === CODEX_TABLE);
+    if (header === -1) {
+      if (/sandbox_workspace_write/.test(text)) {
+        throw malformed(file, 'sandbox_workspace_write is set in a form alock does not edit', 'Codex');
+      }
+      next = `${text.endsWith('\n') ? text : `${text}\n`}\n${ourBody}`;
+    } else {
+      let end = lines.findIndex((l, i) => i > header && /^\s*\[/.test(l));
+      if (end === -1) end = lines.length;
+      const at = lines.findIndex((l, i) => i > header && i < end && /^\s*writable_roots\s*=/.test(l));
+      if (at === -1) lines.splice(header + 1, 0, `writable_roots = [${quoted}]`);
+      else {
+        const one = /^(\s*writable_roots\s*=\s*\[)(.*)\]\s*$/.exec(lines[at] ?? '');
+        if (!one) throw malformed(file, 'its writable_roots spans several lines', 'Codex');
+        const rest = (one[2] ?? '').trim();
+        lines[at] = `${one[1]}${rest === '' ? quoted : `${rest.replace(/,\s*$/, '')}, ${quoted}`}]`;
+      }
+      next = lines.join('\n');
+    }
+  }
+  if (write) writeAtomically(file, next, (lstatSafe(file)?.mode ?? 0o644) & 0o777);
+  return `WRITABLE ${store} in Codex's workspace-write sandbox (${file})`;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
 const WORD: Record<Outcome['status'], string> = {
   installed: 'INSTALLED',
   unchanged: 'UNCHANGED',
@@ -398,11 +528,28 @@ export function applyHooks(
   install: boolean,
 ): Answer {
   // Every file is read and checked first: a bad one stops the run before anything is written.
-  for (const h of harnesses) applyHook(cli, root, h, install, false);
-  const outcomes = harnesses.map((h) => applyHook(cli, root, h, install, true));
+  for (const h of harnesses) {
+    applyHook(cli, root, h, install, false);
+    applyExtra(cli, root, h, install, false);
+  }
+  if (harnesses.includes('codex')) codexSandbox(cli, root, install, false);
+  const outcomes = harnesses.map((h) => {
+    const main = applyHook(cli, root, h, install, true);
+    const extra = applyExtra(cli, root, h, install, true);
+    if (extra === null) return main;
+    // One harness, one outcome: its second file changed or not, as its first.
+    const done = install ? 'installed' : 'uninstalled';
+    const status = main.status === done || extra.status === done ? done : main.status;
+    return { ...main, status, also: extra.file };
+  });
+  const sandbox = harnesses.includes('codex') ? codexSandbox(cli, root, install, true) : null;
   const changed = outcomes.some((o) => o.status === 'installed' || o.status === 'uninstalled');
   const status = install ? (changed ? 'installed' : 'unchanged') : changed ? 'uninstalled' : 'absent';
-  const text = outcomes.map((o) => `${WORD[o.status]} ${o.harness} hook in ${o.file}`);
+  const text = outcomes.map(
+    (o) => `${WORD[o.status]} ${o.harness} hook in ${o.file}${o.also ? ` and ${o.also}` : ''}`,
+  );
+  if (install) for (const o of outcomes) text.push(...HARNESS_NEEDS[o.harness]);
+  if (sandbox !== null) text.push(sandbox);
   if (install && changed) text.push('next: restart the agent (or reload its hooks) so the hook is loaded');
   return {
     command: 'hooks',
@@ -413,7 +560,13 @@ export function applyHooks(
     message: text.join('; '),
     text,
     extra: {
-      hooks: outcomes.map((o) => ({ for: o.harness, status: o.status, file: o.file, command: o.command })),
+      hooks: outcomes.map((o) => ({
+        for: o.harness,
+        status: o.status,
+        file: o.file,
+        command: o.command,
+        ...(o.also ? { also: o.also } : {}),
+      })),
     },
   };
 }

@@ -14,7 +14,8 @@ import { resolveAsFileSystem } from '../core/scope.js';
 import { findTree, fsProbe } from '../host/tree.js';
 import { openLocks } from '../locks.js';
 import { warningsForAgent } from '../core/worktrees.js';
-import { shellWrites } from './shell-writes.js';
+import { pathMeetsScope, wordsReach } from './shell-reach.js';
+import { lightShellWrites, type ShellWrites, shellWriteTargets } from './shell-writes.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -324,17 +325,70 @@ function hookWait(env: Env): number | { invalid: string } {
   return /^\d+(\.\d+)?$/.test(value) && seconds <= MAX_HOOK_WAIT ? seconds : { invalid: value };
 }
 
-function unparsedSetting(env: Env): OnError | { invalid: string } {
+type UnparsedPolicy = OnError | 'unset';
+
+export function unparsedSetting(env: Env): UnparsedPolicy | { invalid: string } {
   const value = nonEmpty(env.AGENT_LOCK_HOOK_SHELL_UNPARSED);
-  if (value === undefined) return 'allow';
+  if (value === undefined) return 'unset';
   if (value === 'allow' || value === 'deny') return value;
   return { invalid: value };
 }
 
 /**
- * A shell command: refused when it visibly writes a file another agent holds (shell-writes.ts). A
- * command the shell grammar cannot read goes through with a note, unless
- * AGENT_LOCK_HOOK_SHELL_UNPARSED=deny. `agent` is asked only when there is a file to check.
+ * May a shell command go without its write targets read when nothing another agent holds could be
+ * among them? The one place that says so: a claim on edit needs every target, held or not, and
+ * turns this off while claims are on.
+ */
+export function shellSkipsWhenNothingHeld(_env: Env): boolean {
+  return true;
+}
+
+/** What other agents hold in the tree around `base`, as one cached check of the whole tree. */
+interface HeldInTree {
+  readonly root: string;
+  readonly locks: readonly Lock[];
+  /** A lock in another worktree warns: every target is then checked, so that the warning is told. */
+  readonly warned: boolean;
+}
+
+async function heldInTree(cli: CliContext, base: string, agent: HookAgent): Promise<HeldInTree> {
+  const backend = cli.globals().backend;
+  const locks = await openLocks({
+    dir: base,
+    env: cli.io.env,
+    identity: { agentId: agent.agentId, parentAgentId: agent.parentAgentId },
+    ...(backend === 'file' || backend === 'redis' ? { backend } : {}),
+  });
+  try {
+    const root = locks.tree.root;
+    const outcome = await locks.check(path.join(root, '**'), { cached: true });
+    return {
+      root,
+      locks: outcome.conflicts.filter((lock) => lock.kind === 'path'),
+      warned: outcome.status === 'other_worktree' || (outcome.warnings?.length ?? 0) > 0,
+    };
+  } finally {
+    await locks.close().catch(() => {});
+  }
+}
+
+function inCheckout(absolute: string): boolean {
+  try {
+    return findTree(nearestExisting(path.dirname(absolute))).gitCommonDir !== null;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * A shell command: refused when it visibly writes a file another agent holds (shell-writes.ts).
+ * The cheap steps come first: a command the light reader reads as writing nothing goes at once,
+ * without a store; then the store says what other agents hold, and a command none of whose words
+ * can reach any of that (shell-reach.ts) goes without the full shell grammar. A command that runs
+ * code nothing here reads (`python3 -c`, a pipe into `bash`) is refused when a word of it names a
+ * held file. A command the grammar cannot read is refused when a word of it names a held file, and
+ * goes with a note otherwise; AGENT_LOCK_HOOK_SHELL_UNPARSED=deny refuses it always, =allow lets it
+ * through always (with the note). `agent` is asked only when there is a file to check.
  */
 export async function checkShell(
   cli: CliContext,
@@ -342,26 +396,89 @@ export async function checkShell(
   base: string,
   agent: () => HookAgent,
 ): Promise<HookDecision> {
-  const writes = await shellWrites(command, base, isDirectory);
-  if (writes.kind === 'none') return allow('allowed: the command writes no file');
+  const env = cli.io.env;
+  const facts = { isDirectory, home: nonEmpty(env.HOME) };
+  const light = await lightShellWrites(command, base, facts);
+  if (light !== null && light.files.length === 0 && !light.opaque) {
+    return allow('allowed: the command writes no file');
+  }
+  const policy = unparsedSetting(env);
+  const who = agent();
+  const held = await heldInTree(cli, base, who);
+  const skip = shellSkipsWhenNothingHeld(env) && !held.warned;
+  const scopes = held.locks.map((lock) => lock.scope);
+  const reachFacts = {
+    home: facts.home,
+    isDirectory,
+    inCheckout,
+    realpath: (p: string) => fsProbe.realpath(p),
+  };
+  const reach = () => wordsReach(command, base, held.root, scopes, reachFacts);
+  let writes: ShellWrites | null = light;
+  if (writes === null) {
+    // Under AGENT_LOCK_HOOK_SHELL_UNPARSED=deny (or a bad value) every command is read, to know
+    // whether it can be.
+    if (skip && (policy === 'unset' || policy === 'allow') && reach().kind === 'none') {
+      return allow('allowed: no word of the command reaches a file another agent holds');
+    }
+    writes = await shellWriteTargets(command, base, facts);
+  }
   if (writes.kind === 'unparsed') {
-    const setting = unparsedSetting(cli.io.env);
-    if (typeof setting === 'object') {
+    if (typeof policy === 'object') {
       return deny(
-        `agent-lock: AGENT_LOCK_HOOK_SHELL_UNPARSED must be allow or deny (got ${JSON.stringify(setting.invalid)}); fix or unset it`,
+        `agent-lock: AGENT_LOCK_HOOK_SHELL_UNPARSED must be allow or deny (got ${JSON.stringify(policy.invalid)}); fix or unset it`,
         { error: 'AGENT_LOCK_HOOK_SHELL_UNPARSED' },
       );
     }
-    if (setting === 'deny') {
+    if (policy === 'deny') {
       return deny(
         'agent-lock could not parse this shell command, so it cannot tell which files it writes; refused because AGENT_LOCK_HOOK_SHELL_UNPARSED=deny. Write it in plainer shell, or edit files with the edit tool.',
         { shell: 'unparsed' },
       );
     }
+    const reached = reach();
+    if (policy === 'unset' && reached.kind === 'held') {
+      return unreadDenial(cli, 'could not parse this shell command', reached, held, who);
+    }
     const note =
       'agent-lock could not parse this shell command; it was not checked for writes to locked files';
     return { kind: 'allow', message: note, note, extra: { shell: 'unparsed' } };
   }
-  if (writes.files.length === 0) return allow('allowed: the command writes no file anyone can name');
-  return checkFiles(cli, writes.files, agent(), base);
+  if (writes.opaque) {
+    const reached = reach();
+    if (reached.kind === 'held') {
+      return unreadDenial(cli, 'cannot read the code this command runs', reached, held, who);
+    }
+  }
+  const files = skip ? writes.files.filter((file) => mayBeHeld(file, held.root, scopes)) : writes.files;
+  if (files.length === 0) return allow('allowed: the command writes no file another agent holds');
+  return checkFiles(cli, files, who, base);
+}
+
+/** Could `file` be one of `scopes` (a folder: something below it), or lie in another checkout? */
+function mayBeHeld(file: string, root: string, scopes: readonly string[]): boolean {
+  for (const absolute of new Set([file, resolveAsFileSystem('/', file, (p) => fsProbe.realpath(p))])) {
+    const rel = path.relative(root, absolute);
+    if (rel.startsWith('..') || path.isAbsolute(rel)) {
+      if (!/^\/dev\//.test(absolute)) return true;
+      continue;
+    }
+    if (scopes.some((scope) => pathMeetsScope(rel, scope, () => isDirectory(absolute)))) return true;
+  }
+  return false;
+}
+
+function unreadDenial(
+  cli: CliContext,
+  what: string,
+  reached: { scope: string; word: string },
+  held: HeldInTree,
+  agent: HookAgent,
+): HookDecision {
+  const holders = held.locks.filter((lock) => lock.scope === reached.scope);
+  const reason = [
+    `agent-lock ${what}, and its word ${JSON.stringify(reached.word)} names ${reached.scope}, held by another agent: ${holders.map(holderLine).join('; ')}.`,
+    `You are ${agent.agentId}. Do not write it: write other files with the edit tool, work on something else, or ask its holder (${cli.name} check ${shellQuote(reached.scope)}).`,
+  ].join(' ');
+  return deny(reason, { file: reached.scope, agent, shell: 'unread' }, holders);
 }

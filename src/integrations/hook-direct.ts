@@ -11,6 +11,7 @@ import type { Identity } from '../core/identity.js';
 import { ancestorChain, hostName } from '../host/process.js';
 import { claudePreToolUse } from './claude-hook.js';
 import { harnessOfAction } from './harness-names.js';
+import { harnessPostToolUse, postHarnessOfAction, preToolUseTold } from './trespass-hooks.js';
 
 export interface DirectIo {
   readonly stdout: (text: string) => void;
@@ -26,7 +27,9 @@ export function isDirectHook(argv: readonly string[]): boolean {
   return (
     argv.length === 2 &&
     argv[0] === 'hooks' &&
-    (argv[1] === 'claude-pre-tool-use' || harnessOfAction(argv[1] ?? '') !== null)
+    (argv[1] === 'claude-pre-tool-use' ||
+      harnessOfAction(argv[1] ?? '') !== null ||
+      postHarnessOfAction(argv[1] ?? '') !== null)
   );
 }
 
@@ -50,11 +53,16 @@ export async function runDirectHook(action: string, io: DirectIo): Promise<numbe
     globals: () => ({}),
   };
   const harness = harnessOfAction(action);
+  const post = postHarnessOfAction(action);
   // The other harnesses' adapters (and their payload schemas) load only for their own calls.
   const answer: Answer =
-    harness === null
-      ? await claudePreToolUse(cli)
-      : await (await import('./harness-hooks.js')).harnessPreToolUse(cli, harness);
+    post !== null
+      ? await harnessPostToolUse(cli, post)
+      : harness === null
+        ? await preToolUseTold(cli, 'claude', claudePreToolUse)
+        : await preToolUseTold(cli, harness, async (told) =>
+            (await import('./harness-hooks.js')).harnessPreToolUse(told, harness),
+          );
   if (answer.raw) {
     io.stdout(answer.raw.stdout);
     if (answer.raw.stderr) io.stderr(answer.raw.stderr);

@@ -11,11 +11,14 @@ import { makeDirs } from '../host/make-dirs.js';
 import { findTree } from '../host/tree.js';
 import { claudePreToolUse, HOOKED_TOOLS } from './claude-hook.js';
 import { harnessOfAction, harnessPreToolUse } from './harness-hooks.js';
+import { harnessPostToolUse, postHarnessOfAction, preToolUseTold } from './trespass-hooks.js';
 
 export { isDirectHook, runDirectHook } from './hook-direct.js';
 import {
   applyHooks,
+  HARNESS_NEEDS,
   harnessesFor,
+  postCommand,
   hookCommand,
   indentOf,
   isObject,
@@ -24,7 +27,8 @@ import {
 } from './harness-install.js';
 
 /** Ours, whichever way it was spelled (alock, agent-lock, npx, a node_modules/.bin path). */
-const OUR_HOOK = /(^|[\s/"'])(alock|agent-lock)["']?\s+hooks\s+claude-pre-tool-use(\s|$)/;
+const OUR_HOOK = /(^|[\s/"'])(alock|agent-lock)(\.js)?["']?\s+hooks\s+claude-pre-tool-use(\s|$)/;
+const OUR_POST_HOOK = /(^|[\s/"'])(alock|agent-lock)(\.js)?["']?\s+hooks\s+claude-post-tool-use(\s|$)/;
 
 function treeRoot(cli: CliContext): string {
   const start = path.resolve(cli.io.cwd, cli.globals().dir ?? '.');
@@ -38,15 +42,30 @@ function treeRoot(cli: CliContext): string {
   }
 }
 
-function hasOurHook(entries: unknown[]): boolean {
-  return entries.some(
-    (entry) =>
-      isObject(entry) &&
-      Array.isArray(entry.hooks) &&
-      entry.hooks.some(
-        (hook) => isObject(hook) && typeof hook.command === 'string' && OUR_HOOK.test(hook.command),
-      ),
+function isOurEntry(entry: unknown, ours = OUR_HOOK): boolean {
+  return (
+    isObject(entry) &&
+    Array.isArray(entry.hooks) &&
+    entry.hooks.some((hook) => isObject(hook) && typeof hook.command === 'string' && ours.test(hook.command))
   );
+}
+
+/**
+ * One hook list with our entry in it: appended when none of ours is there, else an older entry of
+ * ours (another command, other tools) replaced where it stands and any second one dropped.
+ * `current`: it was already exactly that, nothing to write.
+ */
+function placed(list: unknown[], entry: unknown, ours: RegExp): { list: unknown[]; current: boolean } {
+  const mine = list.filter((e) => isOurEntry(e, ours));
+  if (mine.length === 1 && JSON.stringify(mine[0]) === JSON.stringify(entry)) return { list, current: true };
+  const at = list.findIndex((e) => isOurEntry(e, ours));
+  return {
+    list:
+      at < 0
+        ? [...list, entry]
+        : list.flatMap((e, i) => (i === at ? [entry] : isOurEntry(e, ours) ? [] : [e])),
+    current: false,
+  };
 }
 
 function installClaude(cli: CliContext): Answer {
@@ -59,9 +78,17 @@ function installClaude(cli: CliContext): Answer {
   if (!isObject(hooks)) throw malformed(shown, '"hooks" is not an object', 'Claude Code');
   const pre = hooks.PreToolUse ?? [];
   if (!Array.isArray(pre)) throw malformed(shown, '"hooks.PreToolUse" is not a list', 'Claude Code');
+  const post = hooks.PostToolUse ?? [];
+  if (!Array.isArray(post)) throw malformed(shown, '"hooks.PostToolUse" is not a list', 'Claude Code');
   const command = hookCommand(root, cli.name);
-  const extra = { hooks: { settings: shown, command, matcher: HOOKED_TOOLS.join('|') } };
-  if (hasOurHook(pre)) {
+  const after = postCommand(command);
+  const extra = { hooks: { settings: shown, command, post: after, matcher: HOOKED_TOOLS.join('|') } };
+  const entry = { matcher: HOOKED_TOOLS.join('|'), hooks: [{ type: 'command', command }] };
+  // After each call, the PostToolUse hook tells of held files a shell command changed anyway.
+  const postEntry = { matcher: HOOKED_TOOLS.join('|'), hooks: [{ type: 'command', command: after }] };
+  const preNow = placed(pre, entry, OUR_HOOK);
+  const postNow = placed(post, postEntry, OUR_POST_HOOK);
+  if (preNow.current && postNow.current) {
     return {
       command: 'hooks',
       status: 'unchanged',
@@ -69,12 +96,11 @@ function installClaude(cli: CliContext): Answer {
       locks: [],
       conflicts: [],
       message: `unchanged ${shown}`,
-      text: [`UNCHANGED ${shown} (the agent-lock PreToolUse hook is already there)`],
+      text: [`UNCHANGED ${shown} (the agent-lock PreToolUse and PostToolUse hooks are already there)`],
       extra,
     };
   }
-  const entry = { matcher: HOOKED_TOOLS.join('|'), hooks: [{ type: 'command', command }] };
-  const next = { ...settings, hooks: { ...hooks, PreToolUse: [...pre, entry] } };
+  const next = { ...settings, hooks: { ...hooks, PreToolUse: preNow.list, PostToolUse: postNow.list } };
   const body = `${JSON.stringify(next, null, text === null ? 2 : indentOf(text))}\n`;
   writeAtomically(file, body, lstatSafe(file)?.mode);
   return {
@@ -83,12 +109,23 @@ function installClaude(cli: CliContext): Answer {
     exitCode: 0,
     locks: [],
     conflicts: [],
-    message: `installed the PreToolUse hook in ${shown}`,
+    message: `installed the ${[preNow.current ? null : 'PreToolUse', postNow.current ? null : 'PostToolUse'].filter(Boolean).join(' and ')} hook in ${shown}`,
     text: [
-      `INSTALLED PreToolUse hook in ${shown}`,
-      `  ${HOOKED_TOOLS.join(', ')} -> ${command}`,
-      '  edits of files other agents hold are refused; each sub-agent runs shell commands with its own AGENT_ID',
-      'next: restart Claude Code (or review it in /hooks) so the hook is loaded',
+      ...(preNow.current
+        ? []
+        : [
+            `INSTALLED PreToolUse hook in ${shown}`,
+            `  ${HOOKED_TOOLS.join(', ')} -> ${command}`,
+            '  edits of files other agents hold are refused; each sub-agent runs shell commands with its own AGENT_ID',
+          ]),
+      ...(postNow.current
+        ? []
+        : [
+            `INSTALLED PostToolUse hook in ${shown}`,
+            `  ${HOOKED_TOOLS.join(', ')} -> ${after}`,
+            '  a held file a shell command changed anyway is recorded and told to both agents',
+          ]),
+      ...HARNESS_NEEDS.claude,
     ],
     extra,
   };
@@ -120,9 +157,11 @@ export async function hooksCommand(
   action: string,
   opts: Record<string, unknown>,
 ): Promise<Answer> {
-  if (action === 'claude-pre-tool-use') return claudePreToolUse(cli);
+  if (action === 'claude-pre-tool-use') return preToolUseTold(cli, 'claude', claudePreToolUse);
   const harness = harnessOfAction(action);
-  if (harness !== null) return harnessPreToolUse(cli, harness);
+  if (harness !== null) return preToolUseTold(cli, harness, (told) => harnessPreToolUse(told, harness));
+  const post = postHarnessOfAction(action);
+  if (post !== null) return harnessPostToolUse(cli, post);
   if (action !== 'install' && action !== 'uninstall') {
     throw new AgentLockError('E_USAGE', `unknown hooks action ${JSON.stringify(action)}`, {
       hint: `${cli.name} hooks install --for claude|codex|gemini|cursor|opencode|copilot|cline|all, or ${cli.name} hooks install --git`,

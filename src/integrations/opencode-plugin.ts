@@ -6,15 +6,26 @@
  * task tool) is sent with its parent's session id, so it counts as its parent's sub-agent.
  */
 export function opencodePlugin(command: string): string {
-  const [program, ...args] = command.split(' ');
+  // The words of the command as hooks install wrote them (single-quoted where a path has spaces).
+  const words = [...command.matchAll(/'((?:[^']|'\\'')*)'|(\S+)/g)].map((m) =>
+    m[1] !== undefined ? m[1].replace(/'\\''/g, "'") : m[2]!,
+  );
+  const [program, ...args] = words;
+  const postArgs = args.map((arg) => arg.replace(/-pre-tool-use$/, '-post-tool-use'));
   return `// agent-lock: refuses edits of files other agents hold. Written by \`alock hooks install --for opencode\`;
 // \`alock hooks uninstall --for opencode\` removes it. The decision is made by: ${command}
 import { spawnSync } from 'node:child_process';
 
-const CHECKED = new Set(['edit', 'write', 'multiedit', 'patch', 'apply_patch', 'bash']);
+// bash in 1.x, shell in 2.x.
+const CHECKED = new Set(['edit', 'write', 'multiedit', 'patch', 'apply_patch', 'bash', 'shell']);
 
+// One function for both plugin formats: OpenCode 1.x calls each exported function with its context;
+// 2.x reads a default export {id, setup}. The default is that same function with id and setup on
+// it, so a loader that reads every export finds one plugin, not two.
 export const AgentLock = async ({ client, directory }) => {
   const parents = new Map();
+  // A call's arguments, kept from before to after (tool.execute.after does not always carry them).
+  const argsOf = new Map();
   const parentOf = async (sessionID) => {
     if (!parents.has(sessionID)) {
       let parent;
@@ -38,10 +49,15 @@ export const AgentLock = async ({ client, directory }) => {
         args: output.args,
         directory,
       };
+      if (argsOf.size > 1000) argsOf.clear();
+      argsOf.set(input.callID, output.args);
       const parentSessionID = await parentOf(input.sessionID);
       if (parentSessionID) payload.parentSessionID = parentSessionID;
-      const program = process.env.AGENT_LOCK_BIN || ${JSON.stringify(program)};
-      const run = spawnSync(program, ${JSON.stringify(args)}, { input: JSON.stringify(payload), encoding: 'utf8' });
+      // AGENT_LOCK_BIN: another alock program to run instead (its own path, without node).
+      const [program, args] = process.env.AGENT_LOCK_BIN
+        ? [process.env.AGENT_LOCK_BIN, ['hooks', 'opencode-pre-tool-use']]
+        : [${JSON.stringify(program)}, ${JSON.stringify(args)}];
+      const run = spawnSync(program, args, { input: JSON.stringify(payload), encoding: 'utf8' });
       if (run.error || run.status !== 0) {
         const why = run.error ? run.error.message : (run.stderr || '').trim() || \`exit \${run.status}\`;
         // Not decided: AGENT_LOCK_HOOK_ON_ERROR says whether the call goes through (deny by default).
@@ -53,7 +69,38 @@ export const AgentLock = async ({ client, directory }) => {
       const answer = JSON.parse(text);
       if (answer.decision === 'deny') throw new Error(answer.reason);
     },
+    // After the call: a held file a shell command changed anyway, and what happened to this
+    // session's own held files, added to the tool's output for the model. Never in the way.
+    'tool.execute.after': async (input, output) => {
+      if (!CHECKED.has(input.tool)) return;
+      const payload = {
+        tool: input.tool,
+        sessionID: input.sessionID,
+        callID: input.callID,
+        args: input.args ?? argsOf.get(input.callID) ?? {},
+        directory,
+      };
+      argsOf.delete(input.callID);
+      const parentSessionID = await parentOf(input.sessionID);
+      if (parentSessionID) payload.parentSessionID = parentSessionID;
+      const [program, args] = process.env.AGENT_LOCK_BIN
+        ? [process.env.AGENT_LOCK_BIN, ['hooks', 'opencode-post-tool-use']]
+        : [${JSON.stringify(program)}, ${JSON.stringify(postArgs)}];
+      const run = spawnSync(program, args, { input: JSON.stringify(payload), encoding: 'utf8' });
+      if (run.error || run.status !== 0) return;
+      try {
+        const answer = JSON.parse((run.stdout || '').trim() || '{}');
+        if (typeof answer.context === 'string' && answer.context !== '' && output && typeof output === 'object') {
+          output.output = \`\${typeof output.output === 'string' ? output.output : ''}\n\n\${answer.context}\`;
+        }
+      } catch {
+        // Nothing to add.
+      }
+    },
   };
 };
+AgentLock.id = 'agent-lock';
+AgentLock.setup = AgentLock;
+export default AgentLock;
 `;
 }

@@ -1,7 +1,8 @@
 /**
  * The agents one MCP server speaks for: itself (its identity comes from the environment, like the
- * CLI's) and any agent a call names with `agent_id`, played as a child of the server. One store,
- * one session per agent: they all decide inside the same atomic steps, on the same tree.
+ * CLI's) and any agent a call names with `agent_id`, played as a child of the server under the id
+ * `<server>/<name>`. One store, one session per agent: they all decide inside the same atomic
+ * steps, on the same tree.
  */
 import type { CliContext } from '../answers/answer.js';
 import { AgentLockError } from '../core/errors.js';
@@ -27,7 +28,9 @@ export class Agents {
   describe(agentId: string | undefined): Agent | null {
     try {
       const self = this.self();
-      return agentId === undefined || agentId === self.id ? self : { id: agentId, parentId: self.id };
+      return agentId === undefined || agentId === self.id
+        ? self
+        : { id: namedAgentId(self.id, agentId), parentId: self.id };
     } catch {
       return null;
     }
@@ -46,12 +49,14 @@ export class Agents {
     }
     const base = await this.base;
     if (agentId === undefined || agentId === base.agent.id) return base;
-    validateAgentId(agentId, 'agent_id');
-    let locks = this.named.get(agentId);
+    const id = namedAgentId(base.agent.id, agentId);
+    let locks = this.named.get(id);
     if (locks === undefined) {
       // The named agent lives as long as the server's holder does: it is the server's sub-agent.
-      locks = locksOf(base.store.as({ agentId, parentAgentId: base.agent.id, holder: base.identity.holder }));
-      this.named.set(agentId, locks);
+      locks = locksOf(
+        base.store.as({ agentId: id, parentAgentId: base.agent.id, holder: base.identity.holder }),
+      );
+      this.named.set(id, locks);
     }
     return locks;
   }
@@ -67,6 +72,18 @@ export class Agents {
     this.base = null;
     if (base) await (await base.catch(() => null))?.close();
   }
+}
+
+/**
+ * The id of the sub-agent a call names: `<server's id>/<name>`. A bare name would be one agent in
+ * every server that uses it, and the same as a command-line agent of that name: two sessions'
+ * `worker`s would own each other's locks, and `agent_id: carol` could release the shell's carol's.
+ * The whole id, as the envelope shows it, names the same sub-agent.
+ */
+export function namedAgentId(serverId: string, name: string): string {
+  validateAgentId(name, 'agent_id');
+  if (name.startsWith(`${serverId}/`) && name.length > serverId.length + 1) return name;
+  return validateAgentId(`${serverId}/${name}`, "agent_id (with its server's id before it)");
 }
 
 /** Any failure as the contract's error: ours as is, a file system error as an unreadable store. */

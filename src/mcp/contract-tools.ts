@@ -21,6 +21,7 @@ import {
 import { answerOf } from '../answers/outcome.js';
 import type { Outcome } from '../core/decide.js';
 import { AgentLockError } from '../core/errors.js';
+import { withEnforceAsRoot } from '../host/freeze.js';
 import type { Locks } from '../locks.js';
 import { type Agents, asAgentLockError } from './agents.js';
 
@@ -85,7 +86,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
       title: 'Claim scopes',
       description:
         'Claim scopes before writing them, all or nothing. A refusal (held, parent_scope, interrupted) is a tool error naming the holders.',
-      inputSchema: {
+      inputSchema: z.strictObject({
         scopes,
         intent: z.string().optional().describe('what you will do'),
         ttl,
@@ -99,12 +100,12 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
           .optional()
           .describe('seconds to wait in line, else timeout'),
         agent_id: agentId,
-      },
+      }),
       outputSchema,
     },
     (args, extra) =>
       answer(agents, 'acquire', args.agent_id, async (locks) => {
-        const outcome = await locks.acquire(args.scopes, {
+        const taken = await locks.acquire(args.scopes, {
           ...(args.wait !== undefined ? { wait: args.wait } : {}),
           // A client that cancels the call (or times out, or goes away) stops the wait: its place
           // in line goes, and a grant that raced the cancel is given back. Nobody would get its token.
@@ -115,6 +116,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
           enforce: args.enforce === true,
           force: args.force === true,
         });
+        const outcome = withEnforceAsRoot(taken, args.enforce === true);
         return { outcome, message: acquireMessage(outcome, args.scopes.join(' '), args.wait ?? 0) };
       }),
   );
@@ -124,12 +126,12 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
     {
       title: 'Release locks',
       description: "Release your (or your sub-agents') locks on exactly these scopes, or all: true.",
-      inputSchema: {
+      inputSchema: z.strictObject({
         scopes: scopes.optional(),
         all: z.boolean().optional(),
         token,
         agent_id: agentId,
-      },
+      }),
       outputSchema,
     },
     (args) =>
@@ -150,7 +152,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
     {
       title: 'Renew leases',
       description: 'Extend the lease of your locks (ttl: new length).',
-      inputSchema: { scopes, ttl, token, agent_id: agentId },
+      inputSchema: z.strictObject({ scopes, ttl, token, agent_id: agentId }),
       outputSchema,
     },
     (args) =>
@@ -168,11 +170,11 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
     {
       title: 'Check scopes',
       description: 'Would these scopes be granted? free, mine, or held (a tool error).',
-      inputSchema: {
+      inputSchema: z.strictObject({
         scopes,
         shared: z.boolean().optional(),
         agent_id: agentId,
-      },
+      }),
       outputSchema,
       annotations: { readOnlyHint: true },
     },
@@ -188,7 +190,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
     {
       title: 'List locks',
       description: 'Every lock in the store, and in waiting the queued requests.',
-      inputSchema: {},
+      inputSchema: z.strictObject({}),
       outputSchema,
       annotations: { readOnlyHint: true },
     },
@@ -204,7 +206,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
     {
       title: 'My locks',
       description: "Your locks and your sub-agents'.",
-      inputSchema: { agent_id: agentId },
+      inputSchema: z.strictObject({ agent_id: agentId }),
       outputSchema,
       annotations: { readOnlyHint: true },
     },
@@ -224,12 +226,12 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
     {
       title: 'Note progress',
       description: 'Write a progress note into your lock, for whoever resumes it.',
-      inputSchema: {
+      inputSchema: z.strictObject({
         scope: z.string(),
         text: z.string(),
         token,
         agent_id: agentId,
-      },
+      }),
       outputSchema,
     },
     (args) =>
@@ -244,7 +246,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
     {
       title: 'Resume interrupted work',
       description: 'Take over an orphaned lock (holder gone, notes left) on exactly this scope.',
-      inputSchema: { scope: z.string(), agent_id: agentId },
+      inputSchema: z.strictObject({ scope: z.string(), agent_id: agentId }),
       outputSchema,
     },
     (args) =>
@@ -259,11 +261,11 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
     {
       title: 'Break locks',
       description: 'Remove any lock, whoever holds it (recorded). Only for abandoned locks.',
-      inputSchema: {
+      inputSchema: z.strictObject({
         scopes: scopes.optional(),
         ids: z.array(z.string()).optional().describe('ids of unreadable records'),
         reason: z.string().optional(),
-      },
+      }),
       outputSchema,
       annotations: { destructiveHint: true },
     },

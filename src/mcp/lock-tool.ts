@@ -17,7 +17,8 @@ import { type Agents, asAgentLockError } from './agents.js';
 const ACTIONS = ['acquire', 'release', 'renew', 'status'] as const;
 type Action = (typeof ACTIONS)[number];
 
-const inputSchema = {
+// Strict: an argument the tool does not know (a misspelt `ttl`) is an error, never silently dropped.
+const inputSchema = z.strictObject({
   action: z
     .enum(ACTIONS, {
       error: (issue) =>
@@ -38,7 +39,7 @@ const inputSchema = {
     .default(30)
     .describe('lease in seconds for acquire and renew (default 30)'),
   agent_id: z.string().optional().describe('act as this sub-agent'),
-};
+});
 
 async function decide(locks: Locks, action: Action, key: string, ttl: number): Promise<string> {
   switch (action) {
@@ -91,6 +92,14 @@ export function registerLockTool(server: McpServer, agents: Agents): void {
     async (args) => {
       const key = args.key.startsWith('@') ? args.key : `@${args.key}`;
       try {
+        // `../../etc`, `/etc/passwd`, `~/x`: a path out of the tree is no resource name, and locking
+        // it as one would let the agent think it guarded something.
+        if (/^[/~]|(^|\/)\.\.(\/|$)/.test(args.key.trim().replace(/^@/, ''))) {
+          return sentence(
+            lease.error('E_USAGE', `key ${args.key} is a path, not a name (use a name such as deploy)`),
+            true,
+          );
+        }
         const locks = await agents.forAgent(args.agent_id);
         const file = pathKey(locks, args.key.trim());
         if (file !== null) {

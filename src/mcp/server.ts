@@ -18,7 +18,8 @@ const INSTRUCTIONS = [
   'agent-lock: advisory locks for agents sharing a checkout.',
   'Acquire the files, folders, globs or @resources you will change before writing; a refusal names the holder and is a tool error: work elsewhere or check later.',
   'Note progress into your lock as you go, and release when done.',
-  'Name each sub-agent with agent_id so that sub-agents block each other and not their parent.',
+  // A sub-agent's lock blocks its parent too (the family rules); only the parent's locks leave room.
+  'Name each sub-agent with agent_id: it acts as <server id>/<name>, a child of this server, so sub-agents block each other (and this server), and may work inside the locks this server holds.',
   // Said once here rather than in every tool's output schema (see contract-tools.ts).
   'Every tool but lock answers with the agent-lock/v1 envelope: {schema, command, status, ok, exit_code, agent: {id, parent_id}, locks, conflicts, message, error: {code, message}, warnings: [{code, message, ...}] (W_OTHER_WORKTREE: another worktree of the repository holds an overlapping path, a merge conflict is likely; it never changes status or ok)};',
   'a lock is {id, scope, kind, mode, agent_id, parent_agent_id, intent, expires_at, ttl_seconds, status, fence, notes, stale, token (yours only)}.',

@@ -38,6 +38,8 @@ import type { TransactOptions } from '../backends/backend.js';
 import { listenDomains, lockDomains, targetDomains } from '../core/domains.js';
 import { AgentLockError } from '../core/errors.js';
 import type { Identity } from '../core/identity.js';
+import { decideHeldByOthers, decideTrespass, type Trespass } from '../core/decisions/trespass.js';
+import type { StoreEvent } from '../core/events.js';
 import type { Lock } from '../core/lock.js';
 import { stagedPathScope } from '../core/scope.js';
 import { acrossAcquire, acrossCheck } from '../core/worktrees.js';
@@ -126,6 +128,14 @@ export interface Session {
     scopes: string | readonly string[],
     options?: { reason?: string; ids?: readonly string[] },
   ): Promise<Outcome<BreakStatus>>;
+  /**
+   * The active path locks of this tree that stand in this agent's way, read as a hook would read
+   * them (an embedded store answers from its log without its mutex): what a shell command of this
+   * agent could trespass on.
+   */
+  heldByOthers(): Promise<Lock[]>;
+  /** Records `trespassed` events: this agent's `command` changed files of others' locks. */
+  recordTrespass(trespasses: readonly Trespass[], command: string): Promise<StoreEvent[]>;
 }
 
 export function createSession(core: StoreCore, identity: Identity): Session {
@@ -290,6 +300,16 @@ export function createSession(core: StoreCore, identity: Identity): Session {
       return run((state, ctx) => decideResume(state, ctx, { target: target! }), {
         domains: targetDomains([target!]),
       });
+    },
+    async heldByOthers() {
+      const tree = store.tree.key;
+      return run((state, ctx) => decideHeldByOthers(state, ctx, { tree }), {
+        cached: store.kind === 'file' ? 'whole' : false,
+      });
+    },
+    async recordTrespass(trespasses, command) {
+      if (trespasses.length === 0) return [];
+      return run((state, ctx) => decideTrespass(state, ctx, { trespasses, command }));
     },
     async breakLock(scopes, opts = {}) {
       const list = typeof scopes === 'string' ? [scopes] : scopes;

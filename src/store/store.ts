@@ -28,7 +28,7 @@ import { randomBytesPooled } from '../host/random.js';
 import { findTree, fsProbe, headBranch, repositoryPrefix, storeDirFor } from '../host/tree.js';
 import { checkedPrefix, checkedRedisUrl } from './checks.js';
 import { createSession, type Session } from './session.js';
-import { thawDropped } from './thaw.js';
+import { thawAfterCommit, thawDropped } from './thaw.js';
 
 export interface StoreOptions {
   /** The folder relative scopes start from; its git worktree is the tree. Default: the current folder. */
@@ -50,6 +50,11 @@ export interface StoreOptions {
   redisPrefix?: string;
   /** Epoch milliseconds; injectable for tests. */
   clock?: () => number;
+  /**
+   * With backend `file` (`init --backend file --force`): a Redis store whose server no longer
+   * answers is left for a new file store, its marker kept aside. One that answers must be empty.
+   */
+  leaveUnreachableRedis?: boolean;
   /** Environment to read settings (and a session's default identity) from. Default: process.env. */
   env?: Readonly<Record<string, string | undefined>>;
   /**
@@ -200,6 +205,7 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
       redisTimeoutMs: config.redisTimeoutMs,
       redisProbe: config.redisProbe,
       staleMs: config.staleMs,
+      ...(options.leaveUnreachableRedis === true ? { leaveUnreachable: true } : {}),
     });
   }
 
@@ -217,6 +223,8 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
   };
 
   const scopeCtx = { cwd, root: treeInfo.root, probe: fsProbe };
+  // Records carry their checkout only in a git checkout (across()); targets name theirs to match.
+  const checkoutKey = gitCommonDir === null ? undefined : { host, worktree: treeInfo.root };
   // One @resource named alone, the commonest request: its targets depend on nothing but the name
   // (no folder, no probe), so they are made once and shared (frozen: nobody may change them).
   const resourceTargets = new Map<string, Target[]>();
@@ -238,12 +246,17 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
     // A scope named twice (`@d @d`, or `src/a.ts ./src/a.ts`) is one target: two locks on one scope
     // would take two fences and leave one behind when the other is released by token.
     const seen = new Set<string>();
-    return list.flatMap((input) => {
+    return list.flatMap((input): Target[] => {
       const scope = parseScope(input, scopeCtx);
       const key = `${scope.kind} ${scope.pattern}`;
       if (seen.has(key)) return [];
       seen.add(key);
-      return [{ scope, tree: scope.kind === 'resource' ? null : treeKey }];
+      if (scope.kind === 'resource') return [{ scope, tree: null }];
+      return [
+        checkoutKey === undefined
+          ? { scope, tree: treeKey }
+          : { scope, tree: treeKey, checkout: checkoutKey },
+      ];
     });
   };
 
@@ -325,17 +338,19 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
       return waiter;
     },
     decide: (caller, decide, transactOptions) =>
-      backend.transact(
-        (state, now) =>
-          // Frozen paths are paths on their holder's host: a shared Redis store thaws only our own.
-          thawDropped(
-            state,
-            decide(state, context(caller, now)),
-            backend.kind === 'redis' ? caller.holder.host : null,
+      // Redis may decide more than once: it thaws after the commit, from the run committed (thaw.ts).
+      // Frozen paths are paths on their holder's host: a shared Redis store thaws only our own.
+      backend.kind === 'redis'
+        ? thawAfterCommit(
+            (run) => backend.transact(run, clock, transactOptions),
+            (state, now) => decide(state, context(caller, now)),
+            caller.holder.host,
+          )
+        : backend.transact(
+            (state, now) => thawDropped(state, decide(state, context(caller, now)), null),
+            clock,
+            transactOptions,
           ),
-        clock,
-        transactOptions,
-      ),
     // A backend written before watchWaiter() existed wakes on every commit instead.
     watchWaiter: async (key, listener) =>
       typeof backend.watchWaiter === 'function'

@@ -16,3 +16,26 @@ export function thawDropped<T>(state: StoreState, decided: Decided<T>, host: str
   if (dropped.length > 0) thaw(dropped);
   return decided;
 }
+
+/**
+ * The Redis store decides again after a lost compare-and-set, on a fresher snapshot: a run on a
+ * stale one may see an `--enforce` lease as lapsed that the next run finds alive. Thawing inside such
+ * a run restored the modes of a live lock's files. There, each run only notes what it would drop
+ * (computed against its own snapshot, which the store may change once committed), and only the
+ * last run's list, the one committed, is thawed, after the commit.
+ */
+export function thawAfterCommit<T>(
+  transact: (decide: (state: StoreState, now: number) => Decided<T>) => Promise<T>,
+  decide: (state: StoreState, now: number) => Decided<T>,
+  host: string | null,
+): Promise<T> {
+  let dropped: ReturnType<typeof frozenDropped> = [];
+  return transact((state, now) => {
+    const decided = decide(state, now);
+    dropped = frozenDropped(state, decided.changes, host);
+    return decided;
+  }).then((result) => {
+    if (dropped.length > 0) thaw(dropped);
+    return result;
+  });
+}

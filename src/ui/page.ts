@@ -125,7 +125,7 @@ export const DASHBOARD_HTML = `<!doctype html>
       el('li', { 'data-scope': t.scope }, agentLink(t.agent_id), ' ', el('span', { class: 'scope', text: t.scope }),
         t.intent ? el('span', { text: ' "' + t.intent + '"' }) : null,
         el('span', { class: 'muted', text: ' waiting ' + age(now - Date.parse(t.created_at)) }))));
-    const bad = new Set(['broken', 'expired', 'reaped', 'orphaned', 'timeout']);
+    const bad = new Set(['broken', 'expired', 'reaped', 'orphaned', 'timeout', 'trespassed']);
     const good = new Set(['acquired', 'already_mine', 'handed_over', 'renewed', 'resumed']);
     const events = state.events.filter((e) => ofAgent(agent, e)).slice().reverse();
     document.getElementById('events').replaceChildren(...events.map((e) =>
@@ -134,12 +134,28 @@ export const DASHBOARD_HTML = `<!doctype html>
         el('span', { class: 'type', text: e.type.replace('_', ' ').toUpperCase() }), ' ',
         el('span', { text: e.scope + ' ' }), agentLink(e.agent_id),
         e.by ? el('span', { text: ' by ' + e.by }) : null,
-        e.reason ? el('span', { class: 'muted', text: ': ' + e.reason }) : null)));
+        e.reason ? el('span', { class: 'muted', text: ': ' + e.reason }) : null,
+        e.type === 'trespassed' && e.files ? el('span', { text: ' [' + e.files.join(', ') + ']' }) : null)));
   }
   const take = (next) => { next.receivedAt = Date.now(); state = next; render(); };
-  fetch('/api/state').then((r) => r.json()).then(take);
+  // The stream sends the whole state once, then only changes on top of it: the first answer of
+  // /api/state is used only until the stream has spoken, never over a newer state.
+  let streamed = false;
+  fetch('/api/state').then((r) => r.json()).then((s) => { if (!streamed) take(s); });
   const stream = new EventSource('/api/stream');
-  stream.addEventListener('state', (m) => take(JSON.parse(m.data)));
+  stream.addEventListener('state', (m) => { streamed = true; take(JSON.parse(m.data)); });
+  const patch = (list, d) => {
+    const gone = new Set(d.del);
+    const byId = new Map(list.filter((l) => !gone.has(l.id)).map((l) => [l.id, l]));
+    for (const l of d.put) byId.set(l.id, l);
+    return [...byId.values()];
+  };
+  stream.addEventListener('changes', (m) => {
+    if (!state || !streamed) return;
+    const c = JSON.parse(m.data);
+    take({ ...state, now: c.now, locks: patch(state.locks, c.locks), waiting: patch(state.waiting, c.waiting),
+      events: state.events.concat(c.events).slice(-c.keep) });
+  });
   stream.onopen = () => { document.getElementById('live').textContent = '● live'; };
   stream.onerror = () => { document.getElementById('live').textContent = 'reconnecting…'; };
   window.addEventListener('hashchange', render);

@@ -307,7 +307,8 @@ describe("a hook's check of a free file", () => {
       env: cleanEnv({}),
       encoding: 'utf8',
       input: JSON.stringify({
-        session_id: 'free-1',
+        // A Claude Code session id is a random UUID: named by its first 8 digits, no hash to load.
+        session_id: 'f7ee0001-0000-4000-8000-000000000001',
         hook_event_name: 'PreToolUse',
         tool_name: 'Edit',
         tool_input: { file_path: path.join(tree, 'src', 'free.ts'), old_string: 'a', new_string: 'b' },

@@ -666,7 +666,10 @@ describe('whoami, version, contract, completion, init', () => {
   });
 
   it('whoami warns when sub-agents of one session would share an id', async () => {
-    const r = await box.run('', ['whoami'], { AGENT_ID: undefined, CLAUDE_CODE_SESSION_ID: 'abcdef1234567' });
+    const r = await box.run('', ['whoami'], {
+      AGENT_ID: undefined,
+      CLAUDE_CODE_SESSION_ID: 'abcdef12-3456-4789-8abc-def012345678',
+    });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('AGENT claude-abcdef12 (from CLAUDE_CODE_SESSION_ID)');
     expect(r.stdout).toMatch(/^WARNING .*AGENT_ID/m);
@@ -805,12 +808,13 @@ describe('--dir', () => {
     expect(r.body.locks[0]).toMatchObject({ scope: 'a.ts', tree: `${box.tree}/src` });
   });
 
-  it('reads a relative AGENT_LOCK_DIR from the tree root, wherever the agent stands', async () => {
+  it('refuses a relative AGENT_LOCK_DIR: agents reading it from different folders would split the store', async () => {
     expect(spawnSync('git', ['init', '-q'], { cwd: box.tree }).status).toBe(0);
     const env = { AGENT_LOCK_DIR: '.locks' };
-    expect((await box.run('A', ['--dir', 'src', 'acquire', '@rel'], env)).code).toBe(0);
-    expect((await box.run('B', ['acquire', '@rel'], env)).code).toBe(1);
-    expect(existsSync(path.join(box.tree, '.locks', 'locks.log'))).toBe(true);
+    const r = await box.run('A', ['--dir', 'src', 'acquire', '@rel'], env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^ERROR: alock: AGENT_LOCK_DIR must be an absolute path \(got "\.locks"\)/);
+    expect(existsSync(path.join(box.tree, '.locks'))).toBe(false);
     expect(existsSync(path.join(box.tree, 'src', '.locks'))).toBe(false);
   });
 });

@@ -46,6 +46,31 @@ describe('explain', () => {
     expect(await reason('docs/*.{md,txt}', 'docs/[a-c]*.png')).toBe('no_common_path');
   });
 
+  it('answers CONFLICT for literal braces holding globstars, and never calls a DISJOINT conservative', async () => {
+    // picomatch reads `{a/**/**}` as matching `{a/b}`: once answered DISJOINT, "judged conservatively".
+    for (const [a, b] of [
+      ['{a/**/**}', '*/*'],
+      ['{a/**/**}', '{a/b}'],
+      ['{a/**/b,c}', 'a/b'],
+    ] as const) {
+      const r = await box.run('A', ['explain', a, b]);
+      expect(r.code, `${a} and ${b}`).toBe(1);
+      expect(r.stdout.split('\n')[0]).toMatch(/^CONFLICT /);
+    }
+    const r = await box.run('A', ['explain', '{a,b/**/c}.x', 'q/*']);
+    expect(r.stdout.split('\n')[0]).toMatch(/^DISJOINT /);
+    expect(r.stdout).not.toContain('conservatively');
+  });
+
+  it('refuses three stars in a row with one ERROR line, exit 2', async () => {
+    const r = await box.run('A', ['explain', 'x/***.b.c', 'x/*.b/*']);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(
+      'ERROR: alock: scope x/***.b.c: *** is not a glob here (write * for any name within a folder, or ** for any folders, e.g. src/**/*.ts)\n',
+    );
+  });
+
   it('normalises scopes as acquire does: an existing folder is everything below it', async () => {
     const r = await box.json('A', ['explain', './src/lib', 'src/*.ts']);
     expect(r.body.status).toBe('disjoint');

@@ -122,6 +122,20 @@ describe('alock run', () => {
     expect(result.stdout).toMatch(/"scope":"@merge","kind":"resource","mode":"exclusive","agent_id":"A"/);
   });
 
+  it('nested alock calls of a holder without a parent act as that holder, not as its child', async () => {
+    // AGENT_PARENT_ID=none: before, run removed the variable and the nested call inferred the run
+    // process as its parent (`A (child of alock-...)`).
+    const nested = `node ${CLI} --json whoami; node ${CLI} --json acquire @merge`;
+    const result = await alock('A', ['run', '@merge', '--', 'sh', '-c', nested], { AGENT_PARENT_ID: 'none' });
+    expect(result.code, result.stderr).toBe(0);
+    const [who, acquired] = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(who.agent).toMatchObject({ id: 'A', parent_id: null });
+    expect(acquired).toMatchObject({ status: 'already_mine', agent: { id: 'A', parent_id: null } });
+  });
+
   it('does not run the command when the lock is held: exit 1, or -E CODE', async () => {
     expect((await alock('B', ['acquire', '@merge'])).code).toBe(0);
     const marker = path.join(sandbox.tree, 'ran');
@@ -255,6 +269,29 @@ describe('acquire --wait', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^ACQUIRED @r/m);
     expect(await listed()).toEqual({ locks: ['A @r'], waiting: [] });
+  });
+
+  it('reads a number after --wait (with a space) as its value, for acquire and run', async () => {
+    // Before, `--wait 2 @r` waited for ever on a file named 2 and @r.
+    const free = await alock('A', ['--json', 'acquire', '--wait', '2', '@r']);
+    expect(free.code, free.stderr).toBe(0);
+    expect(parseOneJson(free.stdout).locks.map((l) => l.scope)).toEqual(['@r']);
+    const ran = await alock('A', ['--json', 'run', '--wait', '1.5', '@s', '--', 'true']);
+    expect(ran.code, ran.stderr).toBe(0);
+    expect((await listed()).locks).toEqual(['A @r']);
+
+    expect((await alock('B', ['acquire', '@q'])).code).toBe(0);
+    const timed = await alock('A', ['acquire', '--wait', '0.3', '@q']);
+    expect(timed.code).toBe(1);
+    expect(timed.stdout).toMatch(/^TIMEOUT @q/m);
+    const runTimed = await alock('A', ['run', '--wait', '0.2', '@q', '--', 'true']);
+    expect(runTimed.code).toBe(1);
+    expect(runTimed.stderr).toMatch(/^TIMEOUT @q/m);
+    // A file named 3 is spelled ./3; a word that is no number stays a scope.
+    const file = await alock('A', ['--json', 'acquire', '--wait', './3']);
+    expect(file.code, file.stderr).toBe(0);
+    expect(parseOneJson(file.stdout).locks.map((l) => l.scope)).toEqual(['3']);
+    expect((await listed()).locks.sort()).toEqual(['A 3', 'A @r', 'B @q']);
   });
 
   it('answers TIMEOUT with exit 1 after the deadline', async () => {

@@ -13,7 +13,7 @@ import type { Backend } from '../../src/backends/backend.js';
 import type { StoreEvent } from '../../src/core/events.js';
 import type { Holder } from '../../src/core/lock.js';
 import { hostName, startStamp } from '../../src/host/process.js';
-import { type Locks, openLocks } from '../../src/locks.js';
+import { type Locks, openLocks, openStore } from '../../src/locks.js';
 
 export interface EventStore {
   connect(): Backend;
@@ -222,6 +222,34 @@ export function describeEventContract(name: string, makeStore: () => Promise<Eve
         ['released', null],
         ['thawed', [file]],
       ]);
+    });
+
+    it("records trespassed about the holder's lock, by the agent whose command changed the file", async () => {
+      const a = await agent('A');
+      const taken = await a.acquire('src/**', { intent: 'rework src' });
+      await a.acquire('@elsewhere');
+      const b = await openStore({ dir: tree, backend: store.connect(), clock, env: {} });
+      try {
+        const session = b.as({ agentId: 'B', parentAgentId: null });
+        // What B's shell command could trespass on: A's path locks in this tree, not its resource.
+        const held = await session.heldByOthers();
+        expect(held.map((l) => l.scope)).toEqual(['src/**']);
+        expect(await b.as({ agentId: 'A', parentAgentId: null }).heldByOthers()).toEqual([]);
+        const recorded = await session.recordTrespass([{ file: 'src/x.ts', lock: held[0]! }], 'make gen');
+        expect(recorded).toHaveLength(1);
+      } finally {
+        await b.close();
+      }
+      expect((await a.events()).at(-1)).toMatchObject({
+        type: 'trespassed',
+        agent_id: 'A',
+        by: 'B',
+        scope: 'src/**',
+        files: ['src/x.ts'],
+        reason: 'make gen',
+        intent: 'rework src',
+        fence: taken.locks[0]!.fence,
+      });
     });
 
     it('reads only what came after a given event, and narrows by agent, scope and time', async () => {

@@ -26,11 +26,16 @@ function expectedFingerprint(p: ProcessFacts, host = HOST): string {
   return `${p.name}-${hex.slice(0, 8)}`;
 }
 
+/** `<prefix>-<8 hex of sha256 of the whole id>`: what every id but a random UUID is named by. */
+function hashed(prefix: string, sessionId: string): string {
+  return `${prefix}-${createHash('sha256').update(sessionId).digest('hex').slice(0, 8)}`;
+}
+
 describe('resolveIdentity: agent id precedence', () => {
   const all = {
     AGENT_ID: 'builder',
-    CLAUDE_CODE_SESSION_ID: '0123456789abcdef',
-    CLAUDE_SESSION_ID: 'fedcba9876543210',
+    CLAUDE_CODE_SESSION_ID: '01234567-89ab-4cde-8f01-23456789abcd',
+    CLAUDE_SESSION_ID: 'fedcba98-7654-4321-8fed-cba987654321',
     CODEX_THREAD_ID: 'aaaabbbbccccdddd',
   };
 
@@ -40,14 +45,14 @@ describe('resolveIdentity: agent id precedence', () => {
     expect(id.idSource).toBe('AGENT_ID');
   });
 
-  it('CLAUDE_CODE_SESSION_ID comes next, as claude-<first 8>', () => {
+  it('CLAUDE_CODE_SESSION_ID comes next, as claude-<first 8> of its random UUID', () => {
     const { AGENT_ID: _, ...env } = all;
     const id = resolveIdentity(env, CHAIN, HOST);
     expect(id.agentId).toBe('claude-01234567');
     expect(id.idSource).toBe('CLAUDE_CODE_SESSION_ID');
   });
 
-  it('CLAUDE_SESSION_ID comes after CLAUDE_CODE_SESSION_ID, as claude-<first 8>', () => {
+  it('CLAUDE_SESSION_ID comes after CLAUDE_CODE_SESSION_ID, as claude-<first 8> of its random UUID', () => {
     const id = resolveIdentity(
       { CLAUDE_SESSION_ID: all.CLAUDE_SESSION_ID, CODEX_THREAD_ID: all.CODEX_THREAD_ID },
       CHAIN,
@@ -57,26 +62,39 @@ describe('resolveIdentity: agent id precedence', () => {
     expect(id.idSource).toBe('CLAUDE_SESSION_ID');
   });
 
-  it('CODEX_THREAD_ID comes after the Claude variables, as codex-<first 8>', () => {
+  it('CODEX_THREAD_ID comes after the Claude variables, as codex-<hash of the whole id>', () => {
     const id = resolveIdentity({ CODEX_THREAD_ID: all.CODEX_THREAD_ID }, CHAIN, HOST);
-    expect(id.agentId).toBe('codex-aaaabbbb');
+    expect(id.agentId).toBe(hashed('codex', all.CODEX_THREAD_ID));
     expect(id.idSource).toBe('CODEX_THREAD_ID');
   });
 
-  it('GEMINI_SESSION_ID comes after Codex, as gemini-<first 8>', () => {
+  it('GEMINI_SESSION_ID comes after Codex, as gemini-<hash of the whole id>', () => {
     const id = resolveIdentity(
       { GEMINI_SESSION_ID: '5f1c2d3e-4a5b', CODEX_THREAD_ID: undefined },
       CHAIN,
       HOST,
     );
-    expect(id.agentId).toBe('gemini-5f1c2d3e');
+    expect(id.agentId).toBe(hashed('gemini', '5f1c2d3e-4a5b'));
     expect(id.idSource).toBe('GEMINI_SESSION_ID');
     const codex = resolveIdentity(
       { GEMINI_SESSION_ID: '5f1c2d3e', CODEX_THREAD_ID: all.CODEX_THREAD_ID },
       CHAIN,
       HOST,
     );
-    expect(codex.agentId).toBe('codex-aaaabbbb');
+    expect(codex.agentId).toBe(hashed('codex', all.CODEX_THREAD_ID));
+  });
+
+  it('COPILOT_AGENT_SESSION_ID comes after Gemini, as its hook names the same session', () => {
+    const session = '9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d';
+    const id = resolveIdentity({ COPILOT_AGENT_SESSION_ID: session }, CHAIN, HOST);
+    expect(id.agentId).toBe('copilot-9a8b7c6d');
+    expect(id.idSource).toBe('COPILOT_AGENT_SESSION_ID');
+    const gemini = resolveIdentity(
+      { COPILOT_AGENT_SESSION_ID: session, GEMINI_SESSION_ID: session },
+      CHAIN,
+      HOST,
+    );
+    expect(gemini.agentId).toBe('gemini-9a8b7c6d');
   });
 
   it('without any variable the id is a fingerprint of the holder process', () => {
@@ -91,16 +109,15 @@ describe('resolveIdentity: agent id precedence', () => {
       CHAIN,
       HOST,
     );
-    expect(id.agentId).toBe('codex-abcdefgh');
+    expect(id.agentId).toBe(hashed('codex', 'abcdefghij'));
   });
 
-  it('cuts a session id after 8 characters, not inside one', () => {
+  it('names any id that is no random UUID by a hash of all of it, emoji and short ids included', () => {
     const id = resolveIdentity({ CODEX_THREAD_ID: 'abcdefg\u{1F600}xyz' }, CHAIN, HOST);
-    expect(id.agentId).toBe('codex-abcdefg\u{1F600}');
-  });
-
-  it('a session id shorter than 8 characters is kept whole', () => {
-    expect(resolveIdentity({ CLAUDE_CODE_SESSION_ID: 'abc' }, CHAIN, HOST).agentId).toBe('claude-abc');
+    expect(id.agentId).toBe(hashed('codex', 'abcdefg\u{1F600}xyz'));
+    expect(resolveIdentity({ CLAUDE_CODE_SESSION_ID: 'abc' }, CHAIN, HOST).agentId).toBe(
+      hashed('claude', 'abc'),
+    );
   });
 
   it.each([
@@ -140,7 +157,11 @@ describe('resolveIdentity: parent id', () => {
   });
 
   it('with AGENT_ID set, the parent is the session id the process would have had', () => {
-    const id = resolveIdentity({ AGENT_ID: 'child', CLAUDE_CODE_SESSION_ID: '0123456789' }, CHAIN, HOST);
+    const id = resolveIdentity(
+      { AGENT_ID: 'child', CLAUDE_CODE_SESSION_ID: '01234567-89ab-4cde-8f01-23456789abcd' },
+      CHAIN,
+      HOST,
+    );
     expect(id.agentId).toBe('child');
     expect(id.parentAgentId).toBe('claude-01234567');
     expect(id.parentSource).toBe('without AGENT_ID');
@@ -157,10 +178,24 @@ describe('resolveIdentity: parent id', () => {
     expect(resolveIdentity({}, CHAIN, HOST).parentAgentId).toBeNull();
   });
 
-  it('a parent equal to the agent id is dropped, with a warning', () => {
-    const id = resolveIdentity({ AGENT_ID: 'same', AGENT_PARENT_ID: 'same' }, CHAIN, HOST);
-    expect(id.parentAgentId).toBeNull();
-    expect(id.warnings.join(' ')).toContain('same');
+  it('refuses a parent equal to the agent id: it would silently drop every family rule', () => {
+    const error = captureError(() =>
+      resolveIdentity({ AGENT_ID: 'same', AGENT_PARENT_ID: 'same' }, CHAIN, HOST),
+    );
+    expect(error.code).toBe('E_ENV_INVALID');
+    expect(error.message).toBe('AGENT_PARENT_ID equals AGENT_ID (same)');
+  });
+
+  it('refuses the reserved ids <unknown> (an unreadable record) and none', () => {
+    for (const env of [
+      { AGENT_ID: '<unknown>' },
+      { AGENT_ID: 'None' },
+      { AGENT_ID: 'a', AGENT_PARENT_ID: '<unknown>' },
+    ]) {
+      const error = captureError(() => resolveIdentity(env, CHAIN, HOST));
+      expect(error.code).toBe('E_ENV_INVALID');
+      expect(error.message).toMatch(/is reserved$/);
+    }
   });
 
   it('refuses an AGENT_PARENT_ID with whitespace, naming the variable', () => {
@@ -172,7 +207,11 @@ describe('resolveIdentity: parent id', () => {
 
 describe('resolveIdentity: warnings', () => {
   it('warns that sub-agents of one session would share its id', () => {
-    const id = resolveIdentity({ CLAUDE_CODE_SESSION_ID: '0123456789' }, CHAIN, HOST);
+    const id = resolveIdentity(
+      { CLAUDE_CODE_SESSION_ID: '01234567-89ab-4cde-8f01-23456789abcd' },
+      CHAIN,
+      HOST,
+    );
     expect(id.warnings).toHaveLength(1);
     expect(id.warnings[0]).toContain('claude-01234567');
     expect(id.warnings[0]).toContain('AGENT_ID');
@@ -380,5 +419,19 @@ describe('time-ordered session ids', () => {
     expect(a).not.toBe('codex-0199a1b2');
     // Random (v4) ids keep their first 8 characters.
     expect(sessionAgentId('claude', '01234567-89ab-4cde-8f01-23456789abcd')).toBe('claude-01234567');
+  });
+});
+
+describe('one agent, one id: sessions whose ids share a prefix stay apart', () => {
+  // Real shapes: OpenCode `ses_` + time (every session of ~15 min shared `ses_dbad`), Cline's task
+  // ids in milliseconds (every run shared `17648753`), Codex's UUIDv7 thread ids.
+  it.each([
+    ['opencode', 'ses_dbad4f1c2ffeAbCdEfGhIjKlMn', 'ses_dbad4f1d9a01ZyXwVuTsRqPoNm'],
+    ['cline', '1764875399123', '1764875399456'],
+    ['cline', '01JF3Z8Q9R2S3T4V5W6X7Y8Z9A', '01JF3Z8Q9R2S3T4V5W6X7Y8Z9B'],
+    ['codex', '0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b', '0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c'],
+  ])('%s: %s and %s are two agents', (prefix, a, b) => {
+    expect(sessionAgentId(prefix, a)).not.toBe(sessionAgentId(prefix, b));
+    expect(sessionAgentId(prefix, a)).toBe(hashed(prefix, a));
   });
 });

@@ -209,6 +209,16 @@ describe('parseScope: refusals', () => {
     expect(error.message).toContain('..');
   });
 
+  // picomatch reads a later `.` as any character after such a run (`x/***.d.ts` matched `x/y.d/ts`).
+  it.each(['x/***.d.ts', '***', 'src/a***', '********/a.', 'src/{a,***}.ts'])(
+    'refuses %j: three stars in a row are no glob here',
+    (input) => {
+      const error = parseError(input);
+      expect(error.code).toBe('E_SCOPE_INVALID');
+      expect(error.message).toBe(`scope ${input}: *** is not a glob here`);
+    },
+  );
+
   it.each(['src/a\u0001.ts', 'src/\u001b[31m', 'src/a\nb'])(
     'refuses the control character in %j',
     (input) => {

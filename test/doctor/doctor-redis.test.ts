@@ -74,6 +74,33 @@ describeRedis('alock doctor on a Redis store', () => {
     }
   });
 
+  it('names a key of the layout of another type (`:domains` a string), as repair then moves it', async () => {
+    const r = await redisRepo(server().url);
+    const marker = JSON.parse(readFileSync(path.join(r.store, 'backend.json'), 'utf8')) as {
+      redis: { prefix: string };
+    };
+    const key = `{${marker.redis.prefix}}:domains`;
+    const admin = new Redis(server().port, '127.0.0.1');
+    try {
+      await admin.del(key);
+      await admin.set(key, 'foreign value');
+      const doc = await r.doctor();
+      expect(doc.code).toBe(1);
+      expect(byCode(doc.checks, 'redis_key_type')).toMatchObject({
+        level: 'problem',
+        message: `${key} is a string, not a hash`,
+        fix: expect.stringMatching(/repair/),
+      });
+      expect(await admin.get(key)).toBe('foreign value');
+      const repair = await r.run(['repair']);
+      expect(repair.stdout).toContain(`damage: ${key} was a string, not a hash`);
+      expect(byCode((await r.doctor()).checks, 'redis_key_type')).toBeUndefined();
+    } finally {
+      await admin.del(key);
+      admin.disconnect();
+    }
+  });
+
   it('reports a server that does not answer as a finding (exit 1), not an error', async () => {
     const gone = await startRedis();
     const r = await redisRepo(gone.url);

@@ -9,6 +9,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readFileSync,
+  realpathSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -149,28 +150,89 @@ describe('alock doctor on the file store', () => {
 
     expect((await r.run(['hooks', 'install', '--for', 'claude'])).code).toBe(0);
     expect((await r.run(['hooks', 'install', '--git'])).code).toBe(0);
-    // The Claude hook runs `alock` from PATH: without one there, Claude Code lets every edit through.
+    doc = await r.doctor();
+    expect(byCode(doc.checks, 'hook_claude')?.message).toMatch(
+      /^Claude Code: PreToolUse hook in .*settings\.json$/,
+    );
+    expect(byCode(doc.checks, 'hook_git')?.message).toMatch(/^git: pre-commit guard at .*pre-commit$/);
+    // The hook runs node and the bin by absolute path: once they are gone, every call is refused.
+    const settings = path.join(r.root, '.claude', 'settings.json');
+    const bin = realpathSync(path.resolve('bin/alock.js'));
+    writeFileSync(settings, readFileSync(settings, 'utf8').replaceAll(bin, '/gone/bin/alock.js'));
+    doc = await r.doctor();
+    expect(doc.code).toBe(1);
+    expect(byCode(doc.checks, 'hook_claude_stale')?.message).toContain('/gone/bin/alock.js');
+    expect(byCode(doc.checks, 'hook_claude_stale')?.fix).toBe('alock hooks install --for claude');
+    // An entry written before absolute paths runs `alock` from PATH: without one, exit 127 lets edits through.
+    writeFileSync(
+      settings,
+      JSON.stringify({
+        hooks: {
+          PreToolUse: [
+            { matcher: 'Edit', hooks: [{ type: 'command', command: 'alock hooks claude-pre-tool-use' }] },
+          ],
+        },
+      }),
+    );
     const bare = mkdtempSync(path.join(os.tmpdir(), 'alock-path-'));
     try {
       doc = await r.doctor({ PATH: `${bare}:/usr/bin:/bin` });
-      expect(doc.code).toBe(1);
       expect(byCode(doc.checks, 'hook_claude_unrunnable')?.message).toMatch(/exit 127/);
       // An install that works today (the package is not on npm yet), and the one for later.
       expect(byCode(doc.checks, 'hook_claude_unrunnable')?.fix).toMatch(
         /^install agent-lock where the hook looks \(from a clone of agent-lock: npm ci && npm run build && npm install -g \. ;.*once published: npm install -g agent-lock\)/,
       );
-      expect(byCode(doc.checks, 'hook_git')?.message).toMatch(/^git: pre-commit guard at .*pre-commit$/);
-
-      const bin = path.join(bare, 'bin');
-      mkdirSync(bin);
-      writeFileSync(path.join(bin, 'alock'), '#!/bin/sh\n', { mode: 0o755 });
-      doc = await r.doctor({ PATH: `${bin}:/usr/bin:/bin` });
-      expect(doc.code).toBe(0);
-      expect(byCode(doc.checks, 'hook_claude')?.message).toMatch(
-        /^Claude Code: PreToolUse hook in .*settings\.json$/,
-      );
     } finally {
       rmSync(bare, { recursive: true, force: true });
+    }
+  });
+
+  it('says whether Codex, Gemini CLI and Copilot CLI will run the hook, from the trust each keeps', async () => {
+    const r = fresh();
+    for (const dir of ['.codex', '.gemini', '.github/hooks'])
+      mkdirSync(path.join(r.root, dir), { recursive: true });
+    expect((await r.run(['hooks', 'install', '--for', 'codex,gemini,copilot'])).code).toBe(0);
+    const home = mkdtempSync(path.join(os.tmpdir(), 'alock-home-'));
+    try {
+      let doc = await r.doctor({ HOME: home });
+      expect(doc.code).toBe(1);
+      expect(byCode(doc.checks, 'hook_codex_untrusted')?.message).toMatch(
+        /project is not trusted.*hooks\.state/,
+      );
+      expect(byCode(doc.checks, 'hook_gemini_untrusted')?.message).toContain('trustedFolders.json');
+      expect(byCode(doc.checks, 'hook_copilot_untrusted')?.message).toContain('trusted_folders');
+
+      mkdirSync(path.join(home, '.codex'));
+      const hooks = path.join(r.root, '.codex', 'hooks.json');
+      writeFileSync(
+        path.join(home, '.codex', 'config.toml'),
+        `model = "gpt-5"\n\n[projects.${JSON.stringify(r.root)}]\ntrust_level = "trusted"\n\n[hooks.state.${JSON.stringify(`${hooks}:pre_tool_use:0:0`)}]\ntrusted_hash = "sha256:00ff"\n`,
+      );
+      mkdirSync(path.join(home, '.gemini'));
+      writeFileSync(
+        path.join(home, '.gemini', 'trustedFolders.json'),
+        JSON.stringify({
+          [path.join(r.root, 'x')]: 'TRUST_PARENT',
+          [path.join(r.root, 'sub')]: 'DO_NOT_TRUST',
+        }),
+      );
+      mkdirSync(path.join(home, '.copilot'));
+      writeFileSync(
+        path.join(home, '.copilot', 'config.json'),
+        JSON.stringify({ trusted_folders: [path.dirname(r.root)] }),
+      );
+      doc = await r.doctor({ HOME: home });
+      expect(byCode(doc.checks, 'hook_codex_trust')).toBeDefined();
+      expect(byCode(doc.checks, 'hook_gemini_trust')).toBeDefined();
+      expect(byCode(doc.checks, 'hook_copilot_trust')).toBeDefined();
+      expect(doc.checks.filter((c) => /_untrusted$/.test(c.code))).toEqual([]);
+      // A node or bin that moved away: the hook refuses every call until it is installed again.
+      const bin = realpathSync(path.resolve('bin/alock.js'));
+      writeFileSync(hooks, readFileSync(hooks, 'utf8').replaceAll(bin, '/gone/bin/alock.js'));
+      doc = await r.doctor({ HOME: home });
+      expect(byCode(doc.checks, 'hook_codex_stale')?.fix).toBe('alock hooks install --for codex');
+    } finally {
+      rmSync(home, { recursive: true, force: true });
     }
   });
 

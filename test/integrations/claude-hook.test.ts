@@ -3,10 +3,11 @@
  * claude-pre-tool-use` in-process, and `alock hooks install --for claude` merging settings.json.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/run-cli.js';
+import { sessionAgentId } from '../../src/core/identity.js';
 import { makeSandbox, parseOneJson, STACK_FRAME, type Sandbox } from '../cli/cli-harness.js';
 
 const SESSION = '11112222-3333-4444-5555-666677778888';
@@ -416,10 +417,10 @@ describe('alock hooks claude-pre-tool-use: when it cannot decide', () => {
     expect(decision(badSession.output)).toBe('deny');
     // A command that takes no lock needs no identity: it still goes through untouched.
     expect((await hook(payload('Bash', { command: 'ls' }), { AGENT_ID: 'bad id' })).output).toBeNull();
-    // A session id is cut after 8 characters, not in the middle of one.
+    // A session id that is no random UUID is named by a hash of all of it (emoji included).
     const emoji = await hook(JSON.stringify({ ...JSON.parse(gitStatus), session_id: 'abcdefg\u{1F600}xyz' }));
     expect(emoji.output?.hookSpecificOutput?.updatedInput?.command).toBe(
-      "export AGENT_ID='claude-abcdefg\u{1F600}'; git status",
+      `export AGENT_ID=${sessionAgentId('claude', 'abcdefg\u{1F600}xyz')}; git status`,
     );
   });
 
@@ -433,21 +434,27 @@ describe('alock hooks install --for claude', () => {
   const settingsFile = () => path.join(sandbox.tree, '.claude', 'settings.json');
   const read = () => JSON.parse(readFileSync(settingsFile(), 'utf8'));
   const ours = (entry: { hooks: { command: string }[] }) =>
-    entry.hooks.some((h) => h.command.endsWith('hooks claude-pre-tool-use'));
+    entry.hooks.some((h) => h.command.includes('hooks claude-pre-tool-use'));
 
   it('creates the settings file with a PreToolUse hook on Bash and every edit tool', async () => {
     const r = await sandbox.run('me', ['hooks', 'install', '--for', 'claude']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^INSTALLED PreToolUse hook in /);
     const entries = read().hooks.PreToolUse;
+    // This node and this package's bin by absolute path: Claude Code's PATH is not needed.
+    const program = `${process.execPath} ${realpathSync(path.resolve('bin/alock.js'))}`;
     expect(entries).toEqual([
       {
-        matcher: 'Bash|Edit|Write|MultiEdit|NotebookEdit',
-        hooks: [{ type: 'command', command: 'alock hooks claude-pre-tool-use' }],
+        matcher: 'Bash|PowerShell|Edit|Write|MultiEdit|NotebookEdit',
+        hooks: [
+          { type: 'command', command: expect.stringContaining(`${program} hooks claude-pre-tool-use || `) },
+        ],
       },
     ]);
     const matcher = new RegExp(`^(?:${entries[0].matcher})$`);
-    for (const tool of ['Bash', 'Edit', 'Write', 'MultiEdit', 'NotebookEdit']) expect(tool).toMatch(matcher);
+    for (const tool of ['Bash', 'PowerShell', 'Edit', 'Write', 'MultiEdit', 'NotebookEdit']) {
+      expect(tool).toMatch(matcher);
+    }
     expect('Read').not.toMatch(matcher);
   });
 
@@ -468,7 +475,17 @@ describe('alock hooks install --for claude', () => {
     expect(after.permissions).toEqual(before.permissions);
     expect(after.env).toEqual(before.env);
     expect(after.model).toBe('opus');
-    expect(after.hooks.PostToolUse).toEqual(before.hooks.PostToolUse);
+    // Someone's PostToolUse hook stays first; agent-lock's own (trespass) comes after it.
+    expect(after.hooks.PostToolUse[0]).toEqual(before.hooks.PostToolUse[0]);
+    const program = `${process.execPath} ${realpathSync(path.resolve('bin/alock.js'))}`;
+    expect(after.hooks.PostToolUse.slice(1)).toEqual([
+      {
+        matcher: 'Bash|PowerShell|Edit|Write|MultiEdit|NotebookEdit',
+        hooks: [
+          { type: 'command', command: expect.stringContaining(`${program} hooks claude-post-tool-use || `) },
+        ],
+      },
+    ]);
     expect(after.hooks.PreToolUse[0]).toEqual(before.hooks.PreToolUse[0]);
     expect(after.hooks.PreToolUse.filter(ours)).toHaveLength(1);
     expect(readFileSync(settingsFile(), 'utf8')).toMatch(/^\{\n {4}"permissions"/);
@@ -501,16 +518,47 @@ describe('alock hooks install --for claude', () => {
     expect(readFileSync(settingsFile(), 'utf8')).toBe(text);
   });
 
-  it('calls a copy installed in the project through $CLAUDE_PROJECT_DIR', async () => {
-    mkdirSync(path.join(sandbox.tree, 'node_modules', '.bin'), { recursive: true });
-    writeFileSync(path.join(sandbox.tree, 'node_modules', '.bin', 'alock'), '#!/bin/sh\n');
-    expect((await sandbox.run('me', ['hooks', 'install', '--for', 'claude'])).code).toBe(0);
-    expect(read().hooks.PreToolUse[0].hooks[0].command).toBe(
-      '"$CLAUDE_PROJECT_DIR"/node_modules/.bin/alock hooks claude-pre-tool-use',
+  it('install again replaces an older spelling of its entry in place, then answers unchanged', async () => {
+    mkdirSync(path.dirname(settingsFile()), { recursive: true });
+    const old = {
+      matcher: 'Bash|Edit|Write|MultiEdit|NotebookEdit',
+      hooks: [
+        {
+          type: 'command',
+          command: '"$CLAUDE_PROJECT_DIR"/node_modules/.bin/alock hooks claude-pre-tool-use',
+        },
+      ],
+    };
+    const guard = { matcher: 'Bash', hooks: [{ type: 'command', command: './guard.sh' }] };
+    // The post-tool hook (trespass) by the same rule: its older spelling replaced where it stands.
+    const oldPost = {
+      matcher: 'Bash|Edit|Write|MultiEdit|NotebookEdit',
+      hooks: [{ type: 'command', command: 'alock hooks claude-post-tool-use' }],
+    };
+    const format = { matcher: 'Edit', hooks: [{ type: 'command', command: 'prettier --write' }] };
+    writeFileSync(
+      settingsFile(),
+      JSON.stringify({ hooks: { PreToolUse: [old, guard], PostToolUse: [oldPost, format] } }),
     );
-    // Spelled either way, it is recognised as already installed.
-    const again = await sandbox.json('me', ['hooks', 'install']);
-    expect(again.body.status).toBe('unchanged');
+    const first = await sandbox.run('me', ['hooks', 'install']);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain('INSTALLED PreToolUse hook in ');
+    expect(first.stdout).toContain('INSTALLED PostToolUse hook in ');
+    expect(first.stdout.match(/^next: /gm)).toHaveLength(1);
+    const list = read().hooks.PreToolUse;
+    expect(list).toHaveLength(2);
+    expect(list[0].matcher).toContain('PowerShell');
+    expect(list[0].hooks[0].command).toContain(`${process.execPath} `);
+    expect(list[1]).toEqual(guard);
+    const post = read().hooks.PostToolUse;
+    expect(post).toHaveLength(2);
+    expect(post[0].matcher).toContain('PowerShell');
+    expect(post[0].hooks[0].command).toContain(`${process.execPath} `);
+    expect(post[0].hooks[0].command).toContain(' hooks claude-post-tool-use || ');
+    expect(post[1]).toEqual(format);
+    // Both entries, in their absolute form, are known as ours: nothing added the second time.
+    expect((await sandbox.json('me', ['hooks', 'install'])).body.status).toBe('unchanged');
+    expect(read().hooks.PostToolUse).toEqual(post);
   });
 
   it('refuses an unknown agent and an unknown action', async () => {

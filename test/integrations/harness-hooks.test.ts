@@ -37,9 +37,10 @@ const MAIN: Record<Harness, string | null> = {
   codex: sessionAgentId('codex', '0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b')!,
   gemini: 'gemini-5f1c2d3e',
   cursor: 'cursor-c0ffee00',
-  opencode: 'opencode-ses_4f3e',
+  // OpenCode's `ses_` ids and Cline's millisecond task ids are time-ordered: hashed whole too.
+  opencode: sessionAgentId('opencode', 'ses_4f3e2d1c0b9aZyXwVuTs')!,
   copilot: null,
-  cline: 'cline-17648753',
+  cline: sessionAgentId('cline', '1764875399123')!,
 };
 
 type Output = Record<string, unknown> & {

@@ -3,7 +3,16 @@
  * harness already has (kept intact, twice is once), taken out again by uninstall, and the OpenCode
  * plugin it writes run for real against the alock program.
  */
-import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -40,6 +49,14 @@ const EXISTING: Record<keyof typeof JSON_FILES, unknown> = {
   },
   copilot: { version: 1, hooks: { sessionStart: [{ type: 'command', bash: 'echo hi' }] } },
 };
+
+/** The program every installed hook runs: this node and this package's bin, by absolute path. */
+const PROGRAM = `${process.execPath} ${realpathSync(path.resolve('bin/alock.js'))}`;
+const runs = (harness: string, when: 'pre' | 'post' = 'pre') =>
+  new RegExp(`^${escapeRegExp(`${PROGRAM} hooks ${harness}-${when}-tool-use`)} \\|\\| `);
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+}
 
 function read(rel: string): string {
   return readFileSync(path.join(sandbox.tree, rel), 'utf8');
@@ -103,21 +120,41 @@ describe('hooks install: the shape each harness reads', () => {
         PreToolUse: [
           {
             matcher: 'apply_patch|Bash',
-            hooks: [{ type: 'command', command: 'alock hooks codex-pre-tool-use' }],
+            hooks: [{ type: 'command', command: expect.stringMatching(runs('codex')) }],
+          },
+        ],
+        PostToolUse: [
+          {
+            matcher: 'apply_patch|Bash',
+            hooks: [{ type: 'command', command: expect.stringMatching(runs('codex', 'post')) }],
           },
         ],
       },
     });
     const gemini = JSON.parse(read('.gemini/settings.json'));
     expect(gemini.hooks.BeforeTool[0].matcher).toBe('write_file|replace|run_shell_command');
+    expect(gemini.hooks.AfterTool[0].hooks[0].command).toMatch(runs('gemini', 'post'));
     const cursor = JSON.parse(read('.cursor/hooks.json'));
     expect(cursor.version).toBe(1);
-    expect(cursor.hooks.preToolUse[0].command).toBe('alock hooks cursor-pre-tool-use');
-    expect(cursor.hooks.beforeShellExecution).toEqual([{ command: 'alock hooks cursor-pre-tool-use' }]);
+    expect(cursor.hooks.preToolUse[0].command).toMatch(runs('cursor'));
+    // Cursor lets a call through when its hook fails, unless the entry says failClosed.
+    expect(cursor.hooks.preToolUse[0].failClosed).toBe(true);
+    expect(cursor.hooks.beforeShellExecution).toEqual([
+      { command: expect.stringMatching(runs('cursor')), failClosed: true },
+    ]);
+    // After the call nothing is refused any more: no failClosed there.
+    expect(cursor.hooks.afterShellExecution).toEqual([
+      { command: expect.stringMatching(runs('cursor', 'post')) },
+    ]);
     const copilot = JSON.parse(read('.github/hooks/agent-lock.json'));
     expect(copilot).toEqual({
       version: 1,
-      hooks: { preToolUse: [{ type: 'command', bash: 'alock hooks copilot-pre-tool-use', timeoutSec: 30 }] },
+      hooks: {
+        preToolUse: [{ type: 'command', bash: expect.stringMatching(runs('copilot')), timeoutSec: 30 }],
+        postToolUse: [
+          { type: 'command', bash: expect.stringMatching(runs('copilot', 'post')), timeoutSec: 30 },
+        ],
+      },
     });
   });
 
@@ -155,19 +192,24 @@ describe('hooks install --for cline', () => {
     expect((await sandbox.json('me', ['hooks', 'install', '--for', 'cline'])).body.status).toBe('installed');
     const file = path.join(sandbox.tree, '.clinerules/hooks/PreToolUse');
     expect(statSync(file).mode & 0o111).not.toBe(0);
-    expect(read('.clinerules/hooks/PreToolUse')).toContain('exec alock hooks cline-pre-tool-use');
+    expect(read('.clinerules/hooks/PreToolUse')).toContain(`${PROGRAM} hooks cline-pre-tool-use && exit 0`);
+    expect(read('.clinerules/hooks/PostToolUse')).toContain(`exec ${PROGRAM} hooks cline-post-tool-use`);
+    expect(statSync(path.join(sandbox.tree, '.clinerules/hooks/PostToolUse')).mode & 0o111).not.toBe(0);
     expect((await sandbox.json('me', ['hooks', 'install', '--for', 'cline'])).body.status).toBe('unchanged');
     expect((await sandbox.json('me', ['hooks', 'uninstall', '--for', 'cline'])).body.status).toBe(
       'uninstalled',
     );
     expect(existsSync(file)).toBe(false);
+    expect(existsSync(path.join(sandbox.tree, '.clinerules/hooks/PostToolUse'))).toBe(false);
   });
 
   it("never replaces someone else's PreToolUse hook, nor removes it", async () => {
     write('.clinerules/hooks/PreToolUse', '#!/bin/sh\necho \'{"cancel":false}\'\n');
     const r = await sandbox.run('me', ['hooks', 'install', '--for', 'cline']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/already exists and is not agent-lock's; left unchanged \(call alock hooks/);
+    expect(r.stderr).toMatch(
+      /already exists and is not agent-lock's; left unchanged \(call .*alock\.js hooks/,
+    );
     expect((await sandbox.json('me', ['hooks', 'uninstall', '--for', 'cline'])).body.status).toBe('absent');
     expect(read('.clinerules/hooks/PreToolUse')).toContain('cancel');
   });
@@ -232,5 +274,144 @@ describe('hooks install --for claude keeps its own behaviour', () => {
     expect(read('.claude/settings.json')).toContain('claude-pre-tool-use');
     expect((await sandbox.run('me', ['hooks', 'uninstall', '--for', 'claude'])).code).toBe(0);
     expect(JSON.parse(read('.claude/settings.json'))).toEqual(EXISTING.claude);
+  });
+});
+
+describe('hooks install: never silently off', () => {
+  /** Runs an installed command as the harness would: in sh, with the harness's own PATH. */
+  function runHook(command: string, stdin: string, env: Record<string, string> = {}) {
+    return spawnSync('/bin/sh', ['-c', command], {
+      input: stdin,
+      encoding: 'utf8',
+      env: { PATH: '/nonexistent', AGENT_LOCK_DIR: sandbox.store, AGENT_LOCK_REDIS_PROBE: 'off', ...env },
+      cwd: sandbox.tree,
+    });
+  }
+  const codexEdit = () =>
+    JSON.stringify({
+      session_id: '7e57ab1e-0000-4000-8000-000000000001',
+      hook_event_name: 'PreToolUse',
+      tool_name: 'apply_patch',
+      cwd: sandbox.tree,
+      tool_input: { command: '*** Begin Patch\n*** Update File: src/a.ts\n@@\n-a\n+b\n*** End Patch\n' },
+    });
+  const codexCommand = () =>
+    (JSON.parse(read('.codex/hooks.json')) as { hooks: { PreToolUse: { hooks: { command: string }[] }[] } })
+      .hooks.PreToolUse[0]!.hooks[0]!.command;
+
+  it('runs and refuses a held file with no alock on the harness PATH', async () => {
+    expect((await sandbox.run('me', ['hooks', 'install', '--for', 'codex'])).code).toBe(0);
+    expect((await sandbox.run('other-agent', ['acquire', 'src/a.ts', '-m', 'busy'])).code).toBe(0);
+    const r = runHook(codexCommand(), codexEdit());
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout).hookSpecificOutput.permissionDecision).toBe('deny');
+  });
+
+  it('blocks the call with exit 2 when its program is gone, unless AGENT_LOCK_HOOK_ON_ERROR=allow', async () => {
+    expect((await sandbox.run('me', ['hooks', 'install', '--for', 'codex'])).code).toBe(0);
+    const gone = codexCommand().replaceAll(realpathSync(path.resolve('bin/alock.js')), '/gone/bin/alock.js');
+    const r = runHook(gone, codexEdit());
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('alock hooks install --for codex');
+    expect(runHook(gone, codexEdit(), { AGENT_LOCK_HOOK_ON_ERROR: 'allow' }).status).toBe(0);
+  });
+
+  it("Cline's script answers a refusal when its program is gone", async () => {
+    expect((await sandbox.run('me', ['hooks', 'install', '--for', 'cline'])).code).toBe(0);
+    const script = read('.clinerules/hooks/PreToolUse').replaceAll(
+      realpathSync(path.resolve('bin/alock.js')),
+      '/gone/bin/alock.js',
+    );
+    const r = runHook(script, '{}');
+    expect(JSON.parse(r.stdout)).toMatchObject({ cancel: true });
+  });
+
+  it('install again replaces an older entry of its own (alock on PATH) in place, keeping the rest', async () => {
+    write(
+      '.codex/hooks.json',
+      `${JSON.stringify({
+        hooks: {
+          PreToolUse: [
+            {
+              matcher: 'apply_patch|Bash',
+              hooks: [{ type: 'command', command: 'alock hooks codex-pre-tool-use' }],
+            },
+            { matcher: 'Bash', hooks: [{ type: 'command', command: 'audit' }] },
+          ],
+        },
+      })}\n`,
+    );
+    const r = await sandbox.json('me', ['hooks', 'install', '--for', 'codex']);
+    expect(r.body.status).toBe('installed');
+    const list = JSON.parse(read('.codex/hooks.json')).hooks.PreToolUse;
+    expect(list).toHaveLength(2);
+    expect(list[0].hooks[0].command).toMatch(runs('codex'));
+    expect(list[1].hooks[0].command).toBe('audit');
+    expect((await sandbox.json('me', ['hooks', 'install', '--for', 'codex'])).body.status).toBe('unchanged');
+  });
+
+  it('says what each harness still needs switched on', async () => {
+    const r = await sandbox.run('me', ['hooks', 'install', '--for', 'codex,gemini,copilot']);
+    expect(r.stdout).toContain('trust the hook in /hooks');
+    expect(r.stdout).toContain('trustedFolders.json');
+    expect(r.stdout).toContain('trustedFolders');
+  });
+});
+
+describe('hooks install --for opencode: both plugin formats', () => {
+  it('exports the 1.x plugin function, and the same function as a 2.x default {id, setup}', async () => {
+    expect((await sandbox.run('me', ['hooks', 'install', '--for', 'opencode'])).code).toBe(0);
+    const file = path.join(sandbox.tree, '.opencode/plugins/agent-lock.js');
+    const mod = (await import(pathToFileURL(file).href)) as {
+      AgentLock: unknown;
+      default: { id: string; setup: unknown };
+    };
+    expect(typeof mod.AgentLock).toBe('function');
+    expect(mod.default).toBe(mod.AgentLock);
+    expect(mod.default.id).toBe('agent-lock');
+    expect(mod.default.setup).toBe(mod.AgentLock);
+    // The shell tool of 2.x is checked as bash is.
+    expect(read('.opencode/plugins/agent-lock.js')).toContain("'shell'");
+  });
+});
+
+describe("hooks install --for codex: the store stays writable in Codex's workspace-write sandbox", () => {
+  it('names the store in .codex/config.toml, merged into what is there, makes the folder, and uninstall takes it out', async () => {
+    write('.codex/config.toml', 'model = "gpt-5.5"\n\n[sandbox_workspace_write]\nnetwork_access = true\n');
+    const first = await sandbox.run('me', ['hooks', 'install', '--for', 'codex']);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain(`WRITABLE ${sandbox.store}`);
+    // The store is outside the tree here (AGENT_LOCK_DIR), so it is named by its absolute path.
+    expect(read('.codex/config.toml')).toBe(
+      `model = "gpt-5.5"\n\n[sandbox_workspace_write]\nwritable_roots = [${JSON.stringify(sandbox.store)}]\nnetwork_access = true\n`,
+    );
+    expect(statSync(sandbox.store).isDirectory()).toBe(true);
+    const again = await sandbox.run('me', ['hooks', 'install', '--for', 'codex']);
+    expect(again.stdout).not.toContain('WRITABLE');
+    expect((await sandbox.run('me', ['hooks', 'uninstall', '--for', 'codex'])).code).toBe(0);
+    expect(read('.codex/config.toml')).toBe(
+      'model = "gpt-5.5"\n\n[sandbox_workspace_write]\nwritable_roots = []\nnetwork_access = true\n',
+    );
+  });
+
+  it('a store inside the tree is named relative to .codex/, as Codex reads it; a new file is removed whole', async () => {
+    const r = await sandbox.run('me', ['hooks', 'install', '--for', 'codex'], { AGENT_LOCK_DIR: '.locks' });
+    expect(r.code).toBe(0);
+    expect(read('.codex/config.toml')).toContain(
+      '[sandbox_workspace_write]\nwritable_roots = ["../.locks"]\n',
+    );
+    expect(statSync(path.join(sandbox.tree, '.locks')).isDirectory()).toBe(true);
+    await sandbox.run('me', ['hooks', 'uninstall', '--for', 'codex'], { AGENT_LOCK_DIR: '.locks' });
+    expect(existsSync(path.join(sandbox.tree, '.codex/config.toml'))).toBe(false);
+  });
+
+  it('a writable_roots over several lines is refused, and nothing is written', async () => {
+    const text = '[sandbox_workspace_write]\nwritable_roots = [\n  "/x",\n]\n';
+    write('.codex/config.toml', text);
+    const r = await sandbox.run('me', ['hooks', 'install', '--for', 'codex']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^ERROR: alock: .*config\.toml is not what Codex expects: .*several lines.*\n$/);
+    expect(read('.codex/config.toml')).toBe(text);
+    expect(existsSync(path.join(sandbox.tree, '.codex/hooks.json'))).toBe(false);
   });
 });

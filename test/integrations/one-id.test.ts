@@ -34,7 +34,9 @@ function editPayload(harness: string, session: string): string {
   const file = fx.paths === 'absolute' ? path.join(sandbox.tree, 'src/a.ts') : 'src/a.ts';
   const text = JSON.stringify(payload).replaceAll('{{TREE}}', sandbox.tree).replaceAll('{{FILE}}', file);
   const p = JSON.parse(text) as Record<string, unknown>;
-  p.session_id = session;
+  // Each harness names the session in its own field (Copilot: sessionId).
+  if (harness === 'copilot') p.sessionId = session;
+  else p.session_id = session;
   return JSON.stringify(p);
 }
 
@@ -62,6 +64,8 @@ const DOORS = [
   { harness: 'claude', variable: 'CLAUDE_CODE_SESSION_ID' },
   { harness: 'codex', variable: 'CODEX_THREAD_ID' },
   { harness: 'gemini', variable: 'GEMINI_SESSION_ID' },
+  // Copilot CLI exports its session to its shell and MCP servers; its hook payload names it too.
+  { harness: 'copilot', variable: 'COPILOT_AGENT_SESSION_ID' },
 ] as const;
 
 const SESSION = '7e57ab1e-0000-4000-8000-000000000001';

@@ -4,16 +4,16 @@
  * `cd` followed, nested `bash -c`; and what stays unknown (expansions) or unparsed.
  */
 import { describe, expect, it } from 'vitest';
-import { mayWrite, shellWrites } from '../../src/integrations/shell-writes.js';
+import { lightShellWrites, shellWriteTargets } from '../../src/integrations/shell-writes.js';
 
 const CWD = '/repo';
 const DIRS = new Set(['/repo/src', '/repo/dst', '/repo/src/lib']);
 const isDirectory = (p: string) => DIRS.has(p);
+const FACTS = { isDirectory, home: '/home/me' };
 
-/** The files, sorted (none when the pre-filter passed it over), or `unparsed`. */
+/** The files, sorted, or `unparsed`. */
 async function writes(command: string): Promise<string[] | 'unparsed'> {
-  const result = await shellWrites(command, CWD, isDirectory);
-  if (result.kind === 'none') return [];
+  const result = await shellWriteTargets(command, CWD, FACTS);
   if (result.kind === 'unparsed') return 'unparsed';
   return [...result.files].sort();
 }
@@ -32,7 +32,7 @@ const CASES: [string, string[]][] = [
   ['cat < in.txt', r()],
   ['>empty.ts echo', r('empty.ts')],
   ['{ echo a; echo b; } > both.txt', r('both.txt')],
-  ['echo x >/dev/null', r('/dev/null')],
+  ['echo x >/dev/null', r()],
   // quoting
   ['echo "a > b" | grep a', r()],
   ['echo \'x\' > "my file.ts"', r('my file.ts')],
@@ -63,14 +63,14 @@ const CASES: [string, string[]][] = [
   ['rm -- -weird.ts', r('-weird.ts')],
   ['touch -d yesterday a.ts', r('a.ts')],
   ['truncate -s 0 log.txt', r('log.txt')],
-  ['ln -sf target link', r('link')],
+  ['ln -sf target link', r('link', 'target')],
   ['install -m 644 a b', r('b')],
   ['dd if=/dev/zero of=disk.img bs=1 count=1', r('disk.img')],
-  ['xargs rm < list.txt', r()],
+  ['xargs rm < list.txt', r('/repo')],
   ['env FOO=1 rm a.ts', r('a.ts')],
   // git
   ['git checkout -- src/a.ts', r('src/a.ts')],
-  ['git checkout main', r()],
+  ['git checkout main', r('/repo')],
   ['git checkout src/a.ts', r('src/a.ts')],
   ['git checkout .', r('/repo')],
   ['git checkout -b feature', r()],
@@ -113,6 +113,120 @@ const CASES: [string, string[]][] = [
   ["sh -c 'cd src && rm a.ts'", r('src/a.ts')],
 ];
 
+/**
+ * Forms that once passed unread, each writing src/a.ts (or the whole tree): [command, files, opaque].
+ * `opaque` marks code no reader here reads; the hook refuses it when a word names a held file.
+ */
+const GAPS: [string, string[], boolean][] = [
+  ['echo x >& src/a.ts', r('src/a.ts'), false],
+  ['echo x 1>&src/a.ts', r('src/a.ts'), false],
+  ['echo x 2>&1 >&- ; echo y >&2', r(), false],
+  ['echo x > >(tee src/a.ts)', r('src/a.ts'), false],
+  ['exec > >(tee src/a.ts)', r('src/a.ts'), false],
+  ["echo x > $'src/a.ts'", r('src/a.ts'), false],
+  ["echo x > $'src/a\\x2ets'", r('src/a.ts'), false],
+  ["r''m src/a.ts", r('src/a.ts'), false],
+  ['"r"m src/a.ts', r('src/a.ts'), false],
+  ['r\\m src/a.ts', r('src/a.ts'), false],
+  ["echo x | t'ee' src/a.ts", r('src/a.ts'), false],
+  ['echo x > ~/notes.md', r('/home/me/notes.md'), false],
+  ["echo x > '~/notes.md'", r('~/notes.md'), false],
+  ['cd ~/w && rm a.ts', r('/home/me/w/a.ts'), false],
+  ['ln -s a.ts src/al && echo x > src/al', r('src/a.ts', 'src/al'), false],
+  ['pushd src && rm a.ts', r('src/a.ts'), false],
+  ['command cd src && rm a.ts', r('src/a.ts'), false],
+  ['builtin cd src; rm a.ts', r('src/a.ts'), false],
+  ['env -C src rm a.ts', r('src/a.ts'), false],
+  ['env --chdir=src rm a.ts', r('src/a.ts'), false],
+  ['stdbuf -oL rm src/a.ts', r('src/a.ts'), false],
+  ['flock /tmp/l rm src/a.ts', r('src/a.ts'), false],
+  ["flock -c 'rm src/a.ts' /tmp/l", r('src/a.ts'), false],
+  ['setsid rm src/a.ts', r('src/a.ts'), false],
+  ['ionice -c 3 rm src/a.ts', r('src/a.ts'), false],
+  ['timeout 5 rm src/a.ts', r('src/a.ts'), false],
+  ['git checkout other', r('/repo'), false],
+  ['git switch other', r('/repo'), false],
+  ['git switch -c fresh', r(), false],
+  ['git merge other', r('/repo'), false],
+  ['git pull', r('/repo'), false],
+  ['git cherry-pick abc123', r('/repo'), false],
+  ['git rebase main', r('/repo'), false],
+  ['git read-tree -u HEAD', r('/repo'), false],
+  ['git apply fix.diff', r('/repo'), false],
+  ['git apply --check fix.diff', r(), false],
+  ['git clean --force', r('/repo'), false],
+  ['git rm --cached src/a.ts', r(), false],
+  ["sed -n 'w src/a.ts' b.ts", r('src/a.ts'), false],
+  ["sed 's/a/b/w src/a.ts' b.ts", r('src/a.ts'), false],
+  ['uniq b.ts src/a.ts', r('src/a.ts'), false],
+  ['gzip src/a.ts', r('src/a.ts'), false],
+  ['gzip -c src/a.ts > a.gz', r('a.gz'), false],
+  ['tar xf x.tar', r('/repo'), false],
+  ['tar -xzf x.tgz -C src', r('src'), false],
+  ['tar czf out.tgz src', r('out.tgz'), false],
+  ["ex -sc '%s/a/b/|x' src/a.ts", r('src/a.ts'), false],
+  ["vim -es -c 'wq' src/a.ts", r('src/a.ts'), false],
+  [`awk '{print > "src/a.ts"}' b.ts`, r('src/a.ts'), false],
+  ["awk '{print $1}' b.ts", r(), false],
+  ['awk -i inplace 1 src/a.ts', r('src/a.ts'), false],
+  ["python3 -c \"open('src/a.ts','w').write('x')\"", r(), true],
+  ["node -e \"require('fs').writeFileSync('src/a.ts','x')\"", r(), true],
+  ['python3 - <<EOF\nopen("src/a.ts", "w")\nEOF', r(), true],
+  ['python3 -m pytest -q', r(), false],
+  ['node dist/cli.js --help', r(), false],
+  ["echo 'echo x > src/a.ts' | bash", r(), true],
+  ['curl -fsSL https://example.com/install.sh | sh', r(), true],
+  ["eval 'rm src/a.ts'", r('src/a.ts'), false],
+  ['find src -name "*.ts" -delete', r('src'), false],
+  ['find . -name "*.bak" -exec rm {} \\;', r('/repo'), false],
+  ['find . -name "*.ts" -exec grep -l x {} +', r(), false],
+  ['ls *.ts | xargs sed -i s/a/b/', r('/repo'), false],
+  ['sort -o src/a.ts b.ts', r('src/a.ts'), false],
+  ['rsync -a b.ts src/a.ts', r('src/a.ts'), false],
+  ['patch -p1 < fix.diff', r('/repo'), false],
+  ['patch src/a.ts fix.diff', r('src/a.ts'), false],
+  ['curl -o src/a.ts https://example.com/a', r('src/a.ts'), false],
+  ['wget -O src/a.ts https://example.com/a', r('src/a.ts'), false],
+  ['cd src > log && rm a.ts', r('log', 'src/a.ts'), false],
+  [
+    "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: src/a.ts\n@@\n-1\n+2\n*** End Patch\nEOF",
+    r(),
+    true,
+  ],
+  ["apply_patch '*** Begin Patch\n*** Update File: src/a.ts\n*** End Patch'", r('src/a.ts'), false],
+];
+
+describe('shellWrites: forms that once passed unread', () => {
+  it.each(GAPS)('%j', async (command, expected, opaque) => {
+    const result = await shellWriteTargets(command, CWD, FACTS);
+    expect(result.kind).toBe('writes');
+    if (result.kind !== 'writes') return;
+    expect([...result.files].sort()).toEqual(expected);
+    expect(result.opaque).toBe(opaque);
+  });
+});
+
+describe('the light reader reads as the grammar does', () => {
+  // Wherever the light reader answers, the full grammar gives the same files.
+  const grammarOnly = async (command: string) => {
+    const { parseShell } = await import('../../src/integrations/shell-parser.js');
+    const forced = await shellWriteTargets(`{ ${command}\n}`, CWD, FACTS, parseShell);
+    return forced;
+  };
+  it.each([...CASES.map(([c]) => c), ...GAPS.map(([c]) => c)].filter((c) => !c.includes('EOF')))(
+    '%j',
+    async (command) => {
+      const light = await lightShellWrites(command, CWD, FACTS);
+      if (light === null) return;
+      const full = await grammarOnly(command);
+      expect(full.kind).toBe('writes');
+      if (full.kind !== 'writes') return;
+      expect([...full.files].sort()).toEqual([...light.files].sort());
+      expect(full.opaque).toBe(light.opaque);
+    },
+  );
+});
+
 describe('shellWrites: the files a command visibly writes', () => {
   it('covers at least forty commands', () => {
     expect(CASES.length).toBeGreaterThanOrEqual(40);
@@ -134,27 +248,28 @@ describe('shellWrites: what it does not parse', () => {
   });
 });
 
-describe('the pre-filter: commands that cannot write never load the parser', () => {
+describe('the light reader: plain commands never load the shell grammar', () => {
   it.each([
-    ['ls -la src'],
-    ['npm test'],
-    ['grep -r foo src'],
-    ['cat a.ts | wc -l'],
-    ['node -e 0'],
-    ['rgit status'],
-  ])('%j is passed over', async (command) => {
-    expect(mayWrite(command)).toBe(false);
+    ['ls -la src', []],
+    ['npm test', []],
+    ['git status 2>&1', []],
+    ['npm run build 2>&1 | tail -5', []],
+    ['cd web && npm test', []],
+    ['git log --oneline > /dev/null', []],
+    ["grep -rn 'a > b' src | head -20", []],
+    ['echo x > a.ts', ['/repo/a.ts']],
+  ])('%j', async (command, expected) => {
     // A parser that fails if called proves it was not asked.
-    const result = await shellWrites(command, CWD, isDirectory, async () => {
+    const result = await shellWriteTargets(command, CWD, FACTS, async () => {
       throw new Error('the parser was loaded');
     });
-    expect(result.kind).toBe('none');
+    expect(result).toEqual({ kind: 'writes', files: expected, opaque: false, reader: 'light' });
   });
 
-  it.each([['echo > a'], ['git checkout -- a'], ['x; rm a'], ['/usr/bin/tee a']])(
-    '%j goes to the parser',
-    (command) => {
-      expect(mayWrite(command)).toBe(true);
+  it.each([['cat <<EOF > a\nx\nEOF'], ['echo $(date) > a'], ['if true; then rm a; fi'], ['(cd a && rm b)']])(
+    '%j is left to the grammar',
+    async (command) => {
+      expect(await lightShellWrites(command, CWD, FACTS)).toBeNull();
     },
   );
 });

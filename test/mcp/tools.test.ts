@@ -113,12 +113,12 @@ describe('acquire', () => {
       status: 'held',
       ok: false,
       exit_code: 1,
-      agent: { id: 'alice', parent_id: 'lead' },
+      agent: { id: 'lead/alice', parent_id: 'lead' },
       locks: [],
       error: null,
     });
-    expect(r.body.conflicts[0]).toMatchObject({ agent_id: 'bob', intent: 'refactor' });
-    expect(r.body.message).toContain('held by bob');
+    expect(r.body.conflicts[0]).toMatchObject({ agent_id: 'lead/bob', intent: 'refactor' });
+    expect(r.body.message).toContain('held by lead/bob');
     expect(JSON.parse(r.text)).toEqual(r.body);
   });
 
@@ -182,14 +182,14 @@ describe('agents named by agent_id', () => {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     expect((await mcp.call('list', {})).body.waiting).toMatchObject([
-      { scope: '@deploy', agent_id: 'alice' },
+      { scope: '@deploy', agent_id: 'lead/alice' },
     ]);
     await mcp.call('release', { scopes: ['@deploy'], agent_id: 'bob' });
     const granted = await waiting;
     expect(granted.isError).toBe(false);
     expect(granted.body).toMatchObject({
       status: 'acquired',
-      locks: [{ scope: '@deploy', agent_id: 'alice' }],
+      locks: [{ scope: '@deploy', agent_id: 'lead/alice' }],
     });
     const timedOut = await mcp.call('acquire', { scopes: ['@deploy'], wait: 0.2, agent_id: 'bob' });
     expect(timedOut.isError).toBe(true);
@@ -216,7 +216,7 @@ describe('agents named by agent_id', () => {
       if (((await mcp.call('list', {})).body.waiting as unknown[] | undefined)?.length) break;
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
-    expect((await mcp.call('list', {})).body.waiting).toMatchObject([{ agent_id: 'alice' }]);
+    expect((await mcp.call('list', {})).body.waiting).toMatchObject([{ agent_id: 'lead/alice' }]);
     cancel.abort();
     expect(await waiting).toBe('rejected');
     // The server hears the cancel and leaves the line; bob's release then hands nothing to alice.
@@ -231,16 +231,16 @@ describe('agents named by agent_id', () => {
 
   it('block each other, each as a sub-agent of the server', async () => {
     const a = await mcp.call('acquire', { scopes: ['src/lib'], agent_id: 'alice' });
-    expect(a.body.locks[0]).toMatchObject({ agent_id: 'alice', parent_agent_id: 'lead' });
+    expect(a.body.locks[0]).toMatchObject({ agent_id: 'lead/alice', parent_agent_id: 'lead' });
     const b = await mcp.call('acquire', { scopes: ['docs'], agent_id: 'bob' });
     expect(b.body.status).toBe('acquired');
 
     const bobBlocked = await mcp.call('acquire', { scopes: ['src'], agent_id: 'bob' });
     expect(bobBlocked.isError).toBe(true);
-    expect(bobBlocked.body.conflicts.map((l) => l.agent_id)).toEqual(['alice']);
+    expect(bobBlocked.body.conflicts.map((l) => l.agent_id)).toEqual(['lead/alice']);
     const aliceBlocked = await mcp.call('acquire', { scopes: ['docs/guide.md'], agent_id: 'alice' });
     expect(aliceBlocked.isError).toBe(true);
-    expect(aliceBlocked.body.conflicts.map((l) => l.agent_id)).toEqual(['bob']);
+    expect(aliceBlocked.body.conflicts.map((l) => l.agent_id)).toEqual(['lead/bob']);
 
     const refused = await mcp.call('release', { scopes: ['docs'], agent_id: 'alice' });
     expect(refused.body).toMatchObject({ status: 'refused', exit_code: 1 });
@@ -251,7 +251,7 @@ describe('agents named by agent_id', () => {
     await mcp.call('acquire', { scopes: ['src/lib'], agent_id: 'alice' });
     const r = await mcp.call('release', { all: true });
     expect(r.body).toMatchObject({ status: 'released', exit_code: 0 });
-    expect(r.body.locks.map((l) => l.agent_id)).toEqual(['alice']);
+    expect(r.body.locks.map((l) => l.agent_id)).toEqual(['lead/alice']);
   });
 });
 
@@ -329,7 +329,7 @@ describe('check, list and mine', () => {
     const held = await mcp.call('check', { scopes: ['src/lib/a.ts'], agent_id: 'bob' });
     expect(held.isError).toBe(true);
     expect(held.body).toMatchObject({ status: 'held', exit_code: 1 });
-    expect(held.body.conflicts[0]).toMatchObject({ agent_id: 'alice' });
+    expect(held.body.conflicts[0]).toMatchObject({ agent_id: 'lead/alice' });
   });
 
   it('lists every lock, and mine lists only the named agent (and its children)', async () => {
@@ -338,7 +338,7 @@ describe('check, list and mine', () => {
     const all = await mcp.call('list');
     expect(all.isError).toBe(false);
     expect(all.body).toMatchObject({ command: 'list', status: 'listed', exit_code: 0 });
-    expect(all.body.locks.map((l) => l.agent_id).sort()).toEqual(['alice', 'bob']);
+    expect(all.body.locks.map((l) => l.agent_id).sort()).toEqual(['lead/alice', 'lead/bob']);
     for (const lock of all.body.locks) expect(lock).not.toHaveProperty('token');
 
     const alice = await mcp.call('mine', { agent_id: 'alice' });
@@ -375,7 +375,7 @@ describe('resume', () => {
     const r = await mcp.call('resume', { scope: 'src/lib', agent_id: 'alice' });
     expect(r.isError).toBe(false);
     expect(r.body).toMatchObject({ command: 'resume', status: 'resumed', exit_code: 0 });
-    expect(r.body.locks[0]).toMatchObject({ agent_id: 'alice', status: 'active' });
+    expect(r.body.locks[0]).toMatchObject({ agent_id: 'lead/alice', status: 'active' });
     expect(r.body.locks[0]!.notes).toMatchObject([{ text: 'parser half done' }]);
     expect(r.body.locks[0]!.token).toEqual(expect.any(String));
   });
@@ -393,7 +393,7 @@ describe('break', () => {
     const r = await mcp.call('break', { scopes: ['src/lib'], reason: 'alice crashed' });
     expect(r.isError).toBe(false);
     expect(r.body).toMatchObject({ command: 'break', status: 'broken', exit_code: 0 });
-    expect(r.body.locks[0]).toMatchObject({ agent_id: 'alice' });
+    expect(r.body.locks[0]).toMatchObject({ agent_id: 'lead/alice' });
     expect((await mcp.call('check', { scopes: ['src/lib'], agent_id: 'bob' })).body.status).toBe('free');
 
     const again = await mcp.call('break', { scopes: ['src/lib'] });
@@ -424,10 +424,10 @@ describe('the lock tool', () => {
       /^@build held by me \((29|30)s left\)$/,
     );
     expect((await mcp.lock({ action: 'status', key: '@build', ...bob })).text).toMatch(
-      /^@build held by another holder \(alice, (29|30)s left\)$/,
+      /^@build held by another holder \(lead\/alice, (29|30)s left\)$/,
     );
     expect((await mcp.lock({ action: 'acquire', key: 'build', ...bob })).text).toMatch(
-      /^@build held by alice, (29|30)s left$/,
+      /^@build held by lead\/alice, (29|30)s left$/,
     );
     // A sub-agent asking for the server's own lease is told it is its parent's, not someone else's.
     expect((await mcp.lock({ action: 'acquire', key: 'deploy' })).text).toMatch(/^acquired/);
@@ -461,7 +461,7 @@ describe('the lock tool', () => {
     await mcp.lock({ action: 'acquire', key: 'deploy', agent_id: 'alice' });
     const listed = await mcp.call('list');
     expect(listed.body.locks).toMatchObject([
-      { scope: '@deploy', kind: 'resource', agent_id: 'alice', ttl_seconds: 30 },
+      { scope: '@deploy', kind: 'resource', agent_id: 'lead/alice', ttl_seconds: 30 },
     ]);
     const held = await mcp.call('acquire', { scopes: ['@deploy'], agent_id: 'bob' });
     expect(held.body.status).toBe('held');

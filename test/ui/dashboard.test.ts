@@ -197,6 +197,123 @@ describeBrowser('alock ui in Chromium', () => {
   }, 60_000);
 });
 
+describeBrowser('alock ui against DNS rebinding and big stores', () => {
+  it('refuses a page whose Host is a foreign name resolving to 127.0.0.1 (DNS rebinding)', async () => {
+    alock('A', ['acquire', '@private', '-m', 'secret plans']);
+    const { url, child } = await serve([]);
+    const port = new URL(url).port;
+    // Chromium resolves evil.example to this machine, as a rebinding DNS answer would.
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--host-resolver-rules=MAP evil.example 127.0.0.1'],
+    });
+    try {
+      const page = await browser.newPage();
+      for (const at of ['/', '/api/state', '/api/stream']) {
+        const foreign = await page.goto(`http://evil.example:${port}${at}`);
+        expect(foreign?.status()).toBe(421);
+        expect(await page.content()).not.toContain('secret plans');
+      }
+      // The page of evil.example cannot read the state with fetch either.
+      await page.goto(`http://evil.example:${port}/`);
+      const read = await page.evaluate(async () => {
+        const res = await fetch('/api/state');
+        return { status: res.status, body: await res.text() };
+      });
+      expect(read.status).toBe(421);
+      expect(read.body).not.toContain('@private');
+      // The address it was started on, and localhost, still work.
+      for (const host of ['127.0.0.1', 'localhost']) {
+        const own = await page.goto(`http://${host}:${port}/api/state`);
+        expect(own?.status()).toBe(200);
+        expect(await own?.text()).toContain('secret plans');
+      }
+    } finally {
+      await browser.close();
+      await stop(child);
+    }
+  }, 60_000);
+
+  it('sends a page the changes of a commit, not the whole state again', async () => {
+    // 300 locks in one decision: the state is ~100 KB, the change of one more lock a few hundred bytes.
+    const locks = await openLocks({ dir: box.tree, env: { ...env('bulk'), AGENT_ID: 'bulk' } });
+    try {
+      const scopes = Array.from({ length: 300 }, (_, i) => `f/${i}.ts`);
+      expect((await locks.acquire(scopes)).status).toBe('acquired');
+    } finally {
+      await locks.close();
+    }
+    const { url, child } = await serve([]);
+    const events: { type: string; size: number; data: string }[] = [];
+    const controller = new AbortController();
+    try {
+      const res = await fetch(new URL('/api/stream', url), { signal: controller.signal });
+      const reader = res.body!.getReader();
+      let buffer = '';
+      const read = (async () => {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) return;
+          buffer += Buffer.from(value).toString('utf8');
+          let end = buffer.indexOf('\n\n');
+          while (end >= 0) {
+            const block = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            const type = /^event: (\S+)/m.exec(block)?.[1];
+            const data = /^data: (.*)$/m.exec(block)?.[1] ?? '';
+            if (type) events.push({ type, size: data.length, data });
+            end = buffer.indexOf('\n\n');
+          }
+        }
+      })().catch(() => {});
+      await slowPoll(() => events.length).toBe(1);
+      expect(events[0]).toMatchObject({ type: 'state' });
+      expect(events[0]!.size).toBeGreaterThan(50_000);
+
+      alock('B', ['acquire', '@one-more', '-m', 'small change']);
+      await slowPoll(() => events.length).toBeGreaterThanOrEqual(2);
+      const change = events[1]!;
+      expect(change.type).toBe('changes');
+      expect(change.size).toBeLessThan(3_000);
+      const body = JSON.parse(change.data) as { locks: { put: { scope: string }[]; del: string[] } };
+      expect(body.locks.put.map((l) => l.scope)).toEqual(['@one-more']);
+      expect(body.locks.del).toEqual([]);
+      process.stdout.write(
+        `dashboard: whole state ${events[0]!.size} B, one commit's changes ${change.size} B\n`,
+      );
+      controller.abort();
+      await read;
+    } finally {
+      await stop(child);
+    }
+  }, 60_000);
+
+  it('keeps a page right through changes: a lock taken, one released', async () => {
+    alock('A', ['acquire', '@first']);
+    const { url, child } = await serve([]);
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox'],
+    });
+    try {
+      const page = await browser.newPage();
+      await page.goto(url);
+      await slowPoll(() => page.locator('#locks .lock[data-scope="@first"]').count()).toBe(1);
+      alock('B', ['acquire', '@second']);
+      await slowPoll(() => page.locator('#locks .lock[data-scope="@second"]').count()).toBe(1);
+      alock('A', ['release', '@first']);
+      await slowPoll(() => page.locator('#locks .lock[data-scope="@first"]').count()).toBe(0);
+      expect(await page.locator('#locks .lock').count()).toBe(1);
+      await slowPoll(() => page.locator('#events').textContent()).toContain('RELEASED @first');
+    } finally {
+      await browser.close();
+      await stop(child);
+    }
+  }, 60_000);
+});
+
 describe('serveDashboard on loopback', () => {
   it('binds any 127.x address without allowRemote: the whole range is this machine', async () => {
     const locks = await openLocks({ dir: box.tree, backend: 'memory', env: { AGENT_ID: 'A' } });

@@ -311,7 +311,9 @@ describe('the contract', () => {
     };
     expect(doc.json_envelope).toContain('warnings');
     expect(doc.warnings.rule).toContain('never changes');
-    expect(Object.keys(doc.warnings.codes)).toEqual(['W_OTHER_WORKTREE']);
+    expect(Object.keys(doc.warnings.codes).sort()).toEqual(
+      ['W_ENFORCE_AS_ROOT', 'W_OTHER_WORKTREE', 'W_REDIS_PROBED'].sort(),
+    );
     expect(doc.environment).toContain('AGENT_LOCK_WORKTREES');
     expect(doc.lock_fields).toEqual(expect.arrayContaining(['worktree', 'branch']));
     const command = (name: string) => doc.commands.find((c) => c.name === name);

@@ -429,10 +429,12 @@ export class FileStore implements Backend {
         { fd: -1, ino: -1, mtime: 0 },
         { eventSeq: lastNumber(readPrivateOrNull(this.eventsPath)) },
       );
-      applyBytes(this.reading, cache, data, 0, false);
+      // Read to keep every lock a line can give, whatever precedes it (log.ts, salvage).
+      applyBytes(this.reading, cache, data, 0, false, true);
       if (cache.size < data.length && start === null) damage.push(`${this.logPath} ends in a partial line`);
       const unreadable = [...cache.locks.values()].filter((record) => record.unreadable === true);
       if (unreadable.length > 0) damage.push(`${unreadable.length} record(s) cannot be read`);
+      else if (cache.damaged && start === null) damage.push(`${this.logPath} holds a line out of place`);
       if (damage.length === 0) return { damage, keptAt: [], locksKept: cache.locks.size };
       for (const record of unreadable) cache.locks.delete(record.id);
       const keptAt = data.length > 0 ? [keepAside(this.location, this.logPath, now)] : [];

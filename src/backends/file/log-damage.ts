@@ -59,7 +59,9 @@ export function logStartDamage(bytes: Buffer): string | null {
   if (bytes.length === 0) return 'is empty (it was emptied behind the store)';
   const end = bytes.indexOf(NEWLINE);
   if (end === -1) return 'has no complete first line (overwritten or cut short)';
-  if (parseSnapshot(bytes.subarray(0, end).toString('utf8')) === null) {
+  // A UTF-8 byte-order mark (an editor's) before the snapshot is read through, as log.ts does.
+  const from = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  if (parseSnapshot(bytes.subarray(from, end).toString('utf8')) === null) {
     return 'does not start with a snapshot line (overwritten or cut short)';
   }
   return null;

@@ -76,12 +76,13 @@ export function applyBytes(
   bytes: Buffer,
   offset: number,
   repair = true,
+  salvage = false,
 ): void {
   const end = bytes.lastIndexOf(NEWLINE) + 1;
   let start = 0;
   while (start < end) {
     const stop = bytes.indexOf(NEWLINE, start);
-    applyLine(log, cache, bytes.subarray(start, stop).toString('utf8'), offset + start);
+    applyLine(log, cache, bytes.subarray(start, stop).toString('utf8'), offset + start, salvage);
     cache.lines += 1;
     start = stop + 1;
   }
@@ -99,8 +100,22 @@ export function applyBytes(
   }
 }
 
-function applyLine(log: LogReading, cache: Cache, line: string, offset: number): void {
+/** A UTF-8 byte-order mark, as a string reads it: an editor may put one before the first line. */
+const BOM = '\uFEFF';
+
+/**
+ * Applies one line. `salvage` is repair's reading: every lock a line can give is kept, whatever
+ * precedes it on its line (a line is read from its first `{"t":"` when it cannot be read whole), and
+ * a snapshot found below the first line adds its locks instead of replacing the ones before it.
+ */
+function applyLine(log: LogReading, cache: Cache, text: string, offset: number, salvage = false): void {
   const now = log.now();
+  // A byte-order mark before the first line is read through: the line after it is whole.
+  let line = offset === 0 && text.startsWith(BOM) ? text.slice(BOM.length) : text;
+  if (salvage && !isJsonObject(line) && line.indexOf('{"t":"') > 0) {
+    line = line.slice(line.indexOf('{"t":"'));
+    cache.damaged = true;
+  }
   let entry: Record<string, unknown>;
   try {
     entry = JSON.parse(line) as Record<string, unknown>;
@@ -108,7 +123,7 @@ function applyLine(log: LogReading, cache: Cache, line: string, offset: number):
       throw new Error('shape');
     // Only these two shapes are ever written: a snapshot as the log's first line, commits after
     // it. Anything else (a snapshot further down would wipe every lock before it) is damage.
-    const snapshot = entry.t === 'snap' && offset === 0 && Array.isArray(entry.locks);
+    const snapshot = entry.t === 'snap' && (offset === 0 || salvage) && Array.isArray(entry.locks);
     const commit =
       entry.t === 'tx' &&
       Array.isArray(entry.put) &&
@@ -129,6 +144,13 @@ function applyLine(log: LogReading, cache: Cache, line: string, offset: number):
     readRecords(list, from, now, () => {
       cache.damaged = true;
     });
+  if (entry.t === 'snap' && offset > 0) {
+    // Only repair gets here: the locks of a snapshot out of place are kept beside the others.
+    cache.damaged = true;
+    for (const record of records(entry.locks, `corrupt-${offset}`)) cache.locks.set(record.id, record);
+    cache.fence = Math.max(cache.fence, entry.fence as number);
+    return;
+  }
   if (entry.t === 'snap') {
     cache.snapshotBytes = Buffer.byteLength(line) + 1;
     cache.locks = new Map(records(entry.locks, `corrupt-${offset}`).map((r) => [r.id, r]));
@@ -150,6 +172,14 @@ function applyLine(log: LogReading, cache: Cache, line: string, offset: number):
     fence: entry.fence as number,
     tombstones: tomb,
   });
+}
+
+function isJsonObject(line: string): boolean {
+  try {
+    return typeof JSON.parse(line) === 'object';
+  } catch {
+    return false;
+  }
 }
 
 /** Appends the events not yet in events.log to it, and rotates it when due. Caller holds the mutex. */
@@ -180,7 +210,10 @@ export function logEvents(data: Buffer | null): { moved: number; pending: Number
   let moved = 0;
   const pending: NumberedEvent[] = [];
   if (data === null) return { moved, pending };
-  for (const line of data.toString('utf8').split('\n')) {
+  for (const line of data
+    .toString('utf8')
+    .replace(/^\uFEFF/, '')
+    .split('\n')) {
     // Only lines that carry events are parsed: most decisions' do not, and parsing costs.
     if (line.startsWith('{"t":"snap"')) {
       const evn = /"evn":(\d+)}$/.exec(line);

@@ -237,7 +237,7 @@ export class Connection {
       `the redis server at ${this.location} is unavailable: ${reason}`,
       {
         cause: error,
-        hint: 'check that it runs and AGENT_LOCK_REDIS_URL (or REDIS_URL) points at it',
+        hint: 'check that it runs and AGENT_LOCK_REDIS_URL (or REDIS_URL) points at it; if the store is gone for good, alock init --backend file --force goes back to a file store',
       },
     );
   }

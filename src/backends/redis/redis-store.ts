@@ -18,9 +18,8 @@
  * on waking, a decision its client already gave up on).
  */
 import type { Decided, StoreEvent, StoreState } from '../../core/decide.js';
-import { readEvent } from '../../core/events.js';
 import { isEmpty } from '../../core/decide.js';
-import { AgentLockError } from '../../core/errors.js';
+import { AgentLockError, isAgentLockError } from '../../core/errors.js';
 import type { LockRecord } from '../../core/lock.js';
 import type { Backend, RepairReport, TransactOptions, WatchListener } from '../backend.js';
 import { stopper, tell, waiterTag } from '../shared/listeners.js';
@@ -28,7 +27,8 @@ import { applyChanges, fenceFromClock } from '../shared/state.js';
 import { type CommitLine, commit, inside, type Sent, type StoreKeys, withFences } from './commit.js';
 import { type Client, Connection } from './connection.js';
 import { Announcer, DomainChannels, touchedIds } from './domain-channels.js';
-import { repairStore } from './repair.js';
+import { eventsOf } from './history.js';
+import { layoutDamage, repairStore } from './repair.js';
 import { type Cache, Snapshot } from './snapshot.js';
 import { parseRedisUrl } from '../../core/redis-url.js';
 
@@ -139,7 +139,36 @@ export class RedisStore implements Backend {
   }
 
   private call<T>(command: () => Promise<T>): Promise<T> {
-    return this.connection.call(command);
+    return this.connection.call(command).catch((error: unknown) => this.nameWrongKey(error));
+  }
+
+  /**
+   * A WRONGTYPE error says no key: the layout's keys are looked at, and the error names the ones of
+   * another type (`{p}:domains is a string, not a hash`), so that the person sees what repair moves.
+   */
+  private async nameWrongKey(error: unknown): Promise<never> {
+    if (
+      !isAgentLockError(error) ||
+      error.code !== 'E_STORE_UNREADABLE' ||
+      !/WRONGTYPE/.test(String(error.cause))
+    )
+      throw error;
+    const client = await this.connection.get();
+    const wrong = await layoutDamage(client, this.keys, (command) => this.connection.call(command)).catch(
+      () => [],
+    );
+    if (wrong.length === 0) throw error;
+    throw this.damaged(
+      `cannot be read: ${wrong.map((w) => `${w.key} is a ${w.found}, not a ${w.type}`).join('; ')}`,
+      error.cause,
+    );
+  }
+
+  /** The layout's keys of another type, as sentences (doctor). */
+  async layoutDamage(): Promise<string[]> {
+    const client = await this.connection.get();
+    const wrong = await layoutDamage(client, this.keys, (command) => this.connection.call(command));
+    return wrong.map((w) => `${w.key} is a ${w.found}, not a ${w.type}`);
   }
 
   /** Decisions of one handle run one at a time: each needs the snapshot the last one left. */
@@ -154,31 +183,12 @@ export class RedisStore implements Backend {
     return run;
   }
 
-  /**
-   * Each stream entry holds one commit's events (at least one): the last `limit` entries hold the
-   * last `limit` events. An event's id is its entry's id and its place in it (`ENTRY/i`).
-   */
+  /** The last `limit` events of the history stream (./history.ts reads them). */
   async events(limit: number, after?: string): Promise<StoreEvent[]> {
     const client = await this.connection.get();
     const key = this.keys.history;
     const start = after === undefined ? '-' : `(${after.split('/')[0]}`;
-    const entries = await this.call(() => client.xrevrange(key, '+', start, 'COUNT', limit));
-    const events: StoreEvent[] = [];
-    for (const [entry, fields] of entries.reverse()) {
-      let list: unknown;
-      try {
-        list = JSON.parse(fields[1] ?? '');
-      } catch {
-        // An unreadable entry is skipped: events are a record, not state.
-        continue;
-      }
-      if (!Array.isArray(list)) continue;
-      list.forEach((value, i) => {
-        const event = readEvent(value, `${entry}/${i}`);
-        if (event !== null) events.push(event);
-      });
-    }
-    return events.slice(-limit);
+    return eventsOf(await this.call(() => client.xrevrange(key, '+', start, 'COUNT', limit)), limit);
   }
 
   async serverFacts(): Promise<RedisServerFacts> {

@@ -11,6 +11,34 @@ import { parseRecord, parseTombstones } from './snapshot.js';
 /** The store's metadata fields that hold a number. */
 const NUMERIC_META = new Set(['#version', '#fence', '#tomb_v', '#watch', '#dv', '#floor', '#dwatch']);
 
+/** Every key of a store's layout, with the type it must have and its name under the damage key. */
+function layout(keys: StoreKeys): [key: string, type: string, name: string][] {
+  return [
+    [keys.store, 'hash', 'store'],
+    [keys.changes, 'list', 'changes'],
+    [keys.history, 'stream', 'history'],
+    [keys.domains, 'hash', 'domains'],
+  ];
+}
+
+/**
+ * The keys of the layout that exist with another type, each as `KEY is a TYPE, not a TYPE`: what a
+ * WRONGTYPE error does not say (which key), for the error, `repair` and `doctor` alike. A missing
+ * key is no damage: every one of them is made again by the next commit.
+ */
+export async function layoutDamage(
+  client: Client,
+  keys: StoreKeys,
+  call: <T>(command: () => Promise<T>) => Promise<T>,
+): Promise<{ key: string; name: string; found: string; type: string }[]> {
+  const wrong: { key: string; name: string; found: string; type: string }[] = [];
+  for (const [key, type, name] of layout(keys)) {
+    const found = await call(() => client.type(key));
+    if (found !== 'none' && found !== type) wrong.push({ key, name, found, type });
+  }
+  return wrong;
+}
+
 /** `call` runs one command as the store runs every command (its error wording and retries). */
 export async function repairStore(
   client: Client,
@@ -18,20 +46,12 @@ export async function repairStore(
   prefix: string,
   call: <T>(command: () => Promise<T>) => Promise<T>,
 ): Promise<RepairReport> {
-  const { store, changes, history } = keys;
+  const { store, changes } = keys;
   const aside = `{${prefix}}:damaged:${new Date().toISOString()}`;
   const damage: string[] = [];
-  const wanted: [string, string, string][] = [
-    [store, 'hash', 'store'],
-    [changes, 'list', 'changes'],
-    [history, 'stream', 'history'],
-  ];
-  for (const [key, type, name] of wanted) {
-    const found = await call(() => client.type(key));
-    if (found !== 'none' && found !== type) {
-      await call(() => client.rename(key, `${aside}:${name}`));
-      damage.push(`${key} was a ${found}, not a ${type}`);
-    }
+  for (const { key, name, found, type } of await layoutDamage(client, keys, call)) {
+    await call(() => client.rename(key, `${aside}:${name}`));
+    damage.push(`${key} was a ${found}, not a ${type}`);
   }
   const fields = await call(() => client.hgetall(store));
   const move: string[] = [];

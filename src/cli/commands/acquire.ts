@@ -4,6 +4,9 @@ import { acquireMessage } from '../../answers/messages.js';
 import { quoteArg } from '../../answers/render.js';
 import { parseSeconds } from '../../core/config.js';
 import { AgentLockError, isAgentLockError } from '../../core/errors.js';
+import { isLongLived } from '../../core/identity.js';
+import type { Lock } from '../../core/lock.js';
+import { withEnforceAsRoot } from '../../host/freeze.js';
 import type { Locks } from '../../locks.js';
 import { defineCommand } from '../command.js';
 import { abortedAnswer, type Cli, timeoutAnswer } from '../context.js';
@@ -73,12 +76,15 @@ async function acquire(
     // is printed bin/ ends the process with its code. Dying in between would keep the lock while
     // the caller sees 143 and thinks it has nothing.
   }
+  outcome = withEnforceAsRoot(outcome, opts.enforce === true);
   switch (outcome.status) {
     case 'timeout':
       return timeoutAnswer(cli, 'acquire', outcome, asked, wait);
     case 'acquired': {
       const text = [cli.head('acquired', cli.scopes(outcome.locks)), ...cli.lines(outcome.locks)];
       for (const lock of outcome.locks) text.push(`  token ${lock.token} (proves ownership: --token)`);
+      const lives = holderLine(cli, outcome.locks);
+      if (lives !== null) text.push(lives);
       const frozen = outcome.locks.reduce((n, l) => n + l.frozen_paths.length, 0);
       if (opts.enforce)
         text.push(`  froze ${frozen} ${frozen === 1 ? 'file' : 'files'} read-only until release`);
@@ -140,6 +146,18 @@ async function acquire(
       );
     }
   }
+}
+
+/**
+ * A lock without a TTL lives as long as its holder process. Under a wrapper (make, a script) that
+ * process may exit right after this answer and the lock with it: the answer names it, unless it is
+ * an agent, a terminal or the like that outlives the command.
+ */
+function holderLine(cli: Cli, locks: readonly Lock[]): string | null {
+  if (!locks.some((l) => l.ttl_seconds === null)) return null;
+  const who = cli.identity();
+  if (isLongLived(who.holderName)) return null;
+  return `  lives while ${who.holderName} (pid ${who.holder.pid}) runs: released when it exits (--ttl SECONDS keeps it for a set time instead)`;
 }
 
 export const acquireCommand = defineCommand({

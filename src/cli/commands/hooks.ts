@@ -4,7 +4,7 @@ export const hooksCommand = defineCommand({
   name: 'hooks',
   args: '<action>',
   summary:
-    'install or uninstall agent or git hooks, or run a hook: <harness>-pre-tool-use for claude, codex, gemini, cursor, opencode, copilot, cline',
+    'install or uninstall agent or git hooks, or run a hook: <harness>-pre-tool-use or <harness>-post-tool-use for claude, codex, gemini, cursor, opencode, copilot, cline',
   flags: [
     {
       flags: '--for <agent>',

@@ -3,7 +3,16 @@ import { AgentLockError } from '../../core/errors.js';
 import { defineCommand } from '../command.js';
 import { type Cli, plainAnswer, storeName, storeOf } from '../context.js';
 
-async function init(cli: Cli, o: { redisUrl?: string; shared?: string }): Promise<Answer> {
+async function init(cli: Cli, o: { redisUrl?: string; shared?: string; force?: boolean }): Promise<Answer> {
+  if (o.force === true && cli.globals().backend !== 'file') {
+    throw new AgentLockError(
+      'E_USAGE',
+      '--force is for --backend file: it leaves a Redis store that is gone',
+      {
+        hint: 'run alock --backend file init --force',
+      },
+    );
+  }
   // A Redis URL or namespace asks for a Redis store: without --backend, an existing (empty) file
   // store's marker would otherwise win, and the flags be dropped without a word.
   const wantsRedis = o.redisUrl !== undefined || o.shared !== undefined;
@@ -20,6 +29,7 @@ async function init(cli: Cli, o: { redisUrl?: string; shared?: string }): Promis
     ...(wantsRedis && cli.globals().backend === undefined ? { backend: 'redis' as const } : {}),
     ...(o.redisUrl === undefined ? {} : { redisUrl: o.redisUrl }),
     ...(o.shared === undefined ? {} : { redisPrefix: o.shared }),
+    ...(o.force === true ? { leaveUnreachableRedis: true } : {}),
   });
   // Opening decides nothing; one read makes sure the store (a Redis server, say) really answers.
   await locks.list();
@@ -40,6 +50,11 @@ export const initCommand = defineCommand({
     {
       flags: '--redis-url <url>',
       description: 'the Redis server of a redis store (redis:// or rediss://)',
+    },
+    {
+      flags: '--force',
+      description:
+        'with --backend file: leave a Redis store whose server no longer answers (its marker is kept aside); refused while it answers and holds locks',
     },
     {
       flags: '--shared <name>',

@@ -12,7 +12,11 @@ import type { Target } from './outcomes.js';
 function sameSpace(record: LockRecord, target: Target): boolean {
   if (record.unreadable) return true;
   if (target.scope.kind === 'resource') return record.kind === 'resource';
-  return record.kind === 'path' && record.tree === target.tree;
+  if (record.kind !== 'path') return false;
+  if (record.tree === target.tree) return true;
+  // One checkout is one tree, whatever AGENT_LOCK_TREE each agent in it had set.
+  const here = target.checkout;
+  return here !== undefined && record.host === here.host && record.checkout?.worktree === here.worktree;
 }
 
 export function sameScope(record: LockRecord, target: Target): boolean {

@@ -11,6 +11,12 @@ import type { Scope } from '../scope.js';
 export interface Target {
   readonly scope: Scope;
   readonly tree: string | null;
+  /**
+   * A path target in a git checkout: the host and real path of that checkout. Records taken in the
+   * same checkout meet it whatever tree key they were taken under (AGENT_LOCK_TREE set for one
+   * agent and not another): one checkout is one tree.
+   */
+  readonly checkout?: { readonly host: string; readonly worktree: string };
 }
 
 /** A lease that expired: remembered for a while so that its holder's `renew` answers `expired`. */

@@ -3,6 +3,7 @@
  * a lock over the damage, the damaged bytes stay exactly as they were, and only `repair` moves them
  * aside (kept) and lets the store go on with what could be read, fences above anything granted.
  */
+import { spawnSync } from 'node:child_process';
 import {
   appendFileSync,
   existsSync,
@@ -15,7 +16,7 @@ import {
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type Locks, openLocks } from '../../../src/index.js';
-import { scratch } from '../../race/helpers.js';
+import { CLI, scratch } from '../../race/helpers.js';
 
 const cleanups: (() => void | Promise<void>)[] = [];
 afterEach(async () => {
@@ -31,6 +32,35 @@ interface Damage {
 }
 
 const line = (before: Buffer, n: number) => before.toString('utf8').split('\n')[n]!;
+
+/** The log's locks as one snapshot line (as a compaction writes it): its locks then live there. */
+function asSnapshot(before: Buffer): string {
+  const locks = new Map<string, unknown>();
+  let fence = 0;
+  for (const text of before
+    .toString('utf8')
+    .replace(/^\uFEFF/, '')
+    .split('\n')) {
+    if (text === '') continue;
+    const entry = JSON.parse(text) as {
+      fence: number;
+      locks?: { id: string }[];
+      put?: { id: string }[];
+      del?: string[];
+    };
+    for (const id of entry.del ?? []) locks.delete(id);
+    for (const record of [...(entry.locks ?? []), ...(entry.put ?? [])]) locks.set(record.id, record);
+    fence = Math.max(fence, entry.fence);
+  }
+  return `${JSON.stringify({ t: 'snap', fence, locks: [...locks.values()], tomb: [] })}\n`;
+}
+
+/** A commit putting a copy of the log's first lock with its scope changed: well formed otherwise. */
+function commitWithScope(before: Buffer, scope: string): string {
+  const first = (JSON.parse(line(before, 1)) as { fence: number; put: Record<string, unknown>[] }).put[0]!;
+  const record = { ...first, id: `${first.id}-copy`, scope, kind: 'path', fence: 99 };
+  return `${JSON.stringify({ t: 'tx', fence: 99, put: [record], del: [] })}\n`;
+}
 const cutAt = (log: string, before: Buffer, at: number) => writeFileSync(log, before.subarray(0, at));
 
 const DAMAGE: readonly Damage[] = [
@@ -83,6 +113,26 @@ const DAMAGE: readonly Damage[] = [
   {
     name: 'a commit of the wrong shape appended',
     apply: (log) => appendFileSync(log, '{"t":"tx","fence":3,"put":"garbage"}\n{"fence":3}\n'),
+    keepsLocks: true,
+  },
+  {
+    name: 'foreign bytes before a snapshot that holds the locks',
+    apply: (log, before) => writeFileSync(log, `#!garbage\u0000${asSnapshot(before)}`),
+    keepsLocks: true,
+  },
+  {
+    name: 'a well-formed record whose scope is empty appended',
+    apply: (log, before) => appendFileSync(log, commitWithScope(before, '')),
+    keepsLocks: true,
+  },
+  {
+    name: 'a well-formed record whose scope leaves the tree (../etc/**) appended',
+    apply: (log, before) => appendFileSync(log, commitWithScope(before, '../etc/**')),
+    keepsLocks: true,
+  },
+  {
+    name: 'a well-formed record with an absolute scope (/etc/passwd) appended',
+    apply: (log, before) => appendFileSync(log, commitWithScope(before, '/etc/passwd')),
     keepsLocks: true,
   },
   {
@@ -169,6 +219,72 @@ describe('file store: a damaged log fails closed', () => {
       expect(fresh.locks[0]!.fence).toBeGreaterThan(maxFence);
     });
   }
+
+  // A UTF-8 byte-order mark (an editor saving the log) is no damage: the line after it is whole.
+  for (const [name, rewrite] of [
+    ['before the log', (before: Buffer) => before],
+    ['before a snapshot that holds every lock', (before: Buffer) => Buffer.from(asSnapshot(before))],
+  ] as const) {
+    it(`a byte-order mark ${name}: read through, every lock kept, repair finds nothing`, async () => {
+      tried += 1;
+      const s = await setup(`bom ${name}`);
+      const a = await s.open('a');
+      expect((await a.acquire(['src/a.ts', '@keep'])).status).toBe('acquired');
+      expect((await a.acquire(['@second'])).status).toBe('acquired');
+      await a.close();
+      writeFileSync(s.log, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), rewrite(readFileSync(s.log))]));
+      const b = await s.open('b');
+      expect((await b.list()).locks.map((lock) => lock.scope).sort()).toEqual([
+        '@keep',
+        '@second',
+        'src/a.ts',
+      ]);
+      expect((await b.acquire(['src/**'])).status).toBe('held');
+      expect((await b.acquire(['docs/**'])).status).toBe('acquired');
+      const again = await s.open('a');
+      expect((await again.release(['@second'])).status).toBe('released');
+      expect(await b.repair()).toMatchObject({ damage: [], locksKept: 3 });
+      expect((await b.list()).locks).toHaveLength(3);
+    });
+  }
+
+  it('a byte-order mark before a compacted log, through the command line: commands answer, repair keeps every lock', () => {
+    tried += 1;
+    const dirs = scratch('damage-bom-cli');
+    mkdirSync(dirs.tree, { recursive: true });
+    cleanups.push(dirs.cleanup);
+    const alock = (agent: string, ...argv: string[]) =>
+      spawnSync(process.execPath, [CLI, ...argv], {
+        cwd: dirs.tree,
+        encoding: 'utf8',
+        env: {
+          ...process.env,
+          AGENT_LOCK_DIR: dirs.store,
+          AGENT_LOCK_REDIS_PROBE: 'off',
+          AGENT_ID: agent,
+          AGENT_PARENT_ID: 'none',
+        },
+      });
+    for (const agent of ['p1', 'p2', 'p3'])
+      expect(alock(agent, 'acquire', `${agent}.ts`, '--ttl', '3600').status).toBe(0);
+    const log = path.join(dirs.store, 'locks.log');
+    writeFileSync(
+      log,
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(asSnapshot(readFileSync(log)))]),
+    );
+    const list = alock('p1', 'list', '--json');
+    expect(list.stderr).toBe('');
+    expect(list.status).toBe(0);
+    expect((JSON.parse(list.stdout) as { locks: unknown[] }).locks).toHaveLength(3);
+    expect(alock('p4', 'acquire', 'p1.ts').status).toBe(1);
+    expect(alock('p4', 'acquire', 'p4.ts').status).toBe(0);
+    // Foreign bytes instead: damage, and repair still keeps every lock the snapshot holds.
+    writeFileSync(log, Buffer.concat([Buffer.from('junk '), Buffer.from(asSnapshot(readFileSync(log)))]));
+    expect(alock('p4', 'list').status).toBe(2);
+    const repair = alock('p1', 'repair');
+    expect(repair.stdout).toContain('4 readable locks kept');
+    expect(alock('p1', 'list').stdout.match(/ by p\d/g)).toHaveLength(4);
+  });
 
   it('keeps a log with an unreadable line aside before a compaction would drop it', async () => {
     const s = await setup('compaction');

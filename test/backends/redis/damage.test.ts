@@ -16,12 +16,32 @@ interface Damage {
   readonly name: string;
   /** Damages the store through a raw client; `lockId` is the id of the lock taken before. */
   readonly apply: (raw: RawClient, store: string, lockId: string) => Promise<unknown>;
+  /** The key of the layout (other than the store hash) this damage replaces by a foreign value. */
+  readonly replaces?: 'changes' | 'domains' | 'history';
 }
+
+/** Replaces the layout key `name` (beside the store hash) by a value of another type. */
+const replaceKey =
+  (name: string, type: 'string' | 'list' | 'hash') =>
+  async (r: RawClient, s: string): Promise<void> => {
+    const key = s.replace(/:store$/, `:${name}`);
+    await r.del(key);
+    if (type === 'string') await r.set(key, 'foreign value');
+    else if (type === 'list') await r.rpush(key, 'foreign value');
+    else await r.hset(key, 'foreign', 'value');
+  };
+
+/** Rewrites the lock's record, well formed but for its scope. */
+const withScope = (scope: string) => async (r: RawClient, s: string, id: string) => {
+  const record = JSON.parse((await r.hgetall(s))[id]!) as Record<string, unknown>;
+  await r.hset(s, id, JSON.stringify({ ...record, kind: 'path', scope }));
+};
 
 interface RawClient {
   hset(key: string, field: string, value: string): Promise<unknown>;
   hgetall(key: string): Promise<Record<string, string>>;
   del(key: string): Promise<unknown>;
+  rpush(key: string, value: string): Promise<unknown>;
   set(key: string, value: string): Promise<unknown>;
   get(key: string): Promise<string | null>;
   keys(pattern: string): Promise<string[]>;
@@ -39,12 +59,23 @@ const DAMAGE: readonly Damage[] = [
   { name: '#tomb_v overwritten', apply: (r, s) => r.hset(s, '#tomb_v', 'v?') },
   {
     name: 'the changes list replaced by a string',
-    apply: async (r, s) => {
-      const changes = s.replace(/:store$/, ':changes');
-      await r.del(changes);
-      await r.set(changes, 'foreign value');
-    },
+    apply: replaceKey('changes', 'string'),
+    replaces: 'changes',
   },
+  { name: 'the changes list replaced by a hash', apply: replaceKey('changes', 'hash'), replaces: 'changes' },
+  {
+    name: 'the domains hash replaced by a string',
+    apply: replaceKey('domains', 'string'),
+    replaces: 'domains',
+  },
+  { name: 'the domains hash replaced by a list', apply: replaceKey('domains', 'list'), replaces: 'domains' },
+  {
+    name: 'the history stream replaced by a list',
+    apply: replaceKey('history', 'list'),
+    replaces: 'history',
+  },
+  { name: 'a record whose scope is empty', apply: withScope('') },
+  { name: 'a record whose scope leaves the tree (../etc/**)', apply: withScope('../etc/**') },
   {
     name: 'the store key replaced by a string',
     apply: async (r, s) => {
@@ -120,8 +151,6 @@ describeRedis('redis store: damage fails closed', () => {
         await damage.apply(client, s.store, lockId);
         const type = await client.type(s.store);
         const before = type === 'hash' ? await client.hgetall(s.store) : await client.get(s.store);
-        const changesKey = s.store.replace(/:store$/, ':changes');
-        const changesType = await client.type(changesKey);
 
         // A new handle (every CLI run is one) reads the damage. A warm handle trusts its snapshot
         // until the store's version moves, so it sees damaged records at its next resync; damaged
@@ -130,6 +159,10 @@ describeRedis('redis store: damage fails closed', () => {
         await grantsNothing(b, ['@keep']);
         await grantsNothing(b, ['src/**']);
         await grantsNothing(b, ['@new']);
+        if (damage.replaces !== undefined) {
+          // The error names the key of the wrong type, not only the store.
+          await expect(b.acquire(['@named'])).rejects.toThrow(`:${damage.replaces} is a `);
+        }
         const after = type === 'hash' ? await client.hgetall(s.store) : await client.get(s.store);
         // Nothing was rewritten over the damage (a refused decision commits nothing).
         if (type === 'hash') {
@@ -141,19 +174,20 @@ describeRedis('redis store: damage fails closed', () => {
         const report = await b.repair();
         expect(report.damage.length).toBeGreaterThan(0);
         const kept = (await client.keys(`{${s.prefix}}:damaged:*`)).map((key) =>
-          key.replace(/:(store|changes)$/, ''),
+          key.replace(/:(store|changes|domains|history)$/, ''),
         );
         expect(new Set(kept).size).toBe(1);
-        if (type === 'hash' && changesType !== 'string') {
+        if (damage.replaces !== undefined) {
+          // The wrong key is named, moved aside whole, and the store hash left as it was.
+          expect(report.damage).toContainEqual(expect.stringContaining(`:${damage.replaces} was a `));
+          expect(await client.type(`${kept[0]!}:${damage.replaces}`)).not.toBe('none');
+        } else if (type === 'hash') {
           const aside = await client.hgetall(kept[0]!);
           expect(Object.keys(aside)).not.toHaveLength(0);
           for (const [field, value] of Object.entries(aside)) {
             expect(value).toBe((before as Record<string, string>)[field]);
           }
         } else if (type !== 'hash') expect(await client.get(`${kept[0]!}:store`)).toBe(before);
-        if (changesType === 'string') {
-          expect(await client.get(`${kept[0]!}:changes`)).toBe('foreign value');
-        }
         expect((await b.repair()).damage).toEqual([]);
 
         const fresh = await b.acquire(['@after-repair']);

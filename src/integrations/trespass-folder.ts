@@ -1,0 +1,77 @@
+/**
+ * Where trespass stamps and notices are kept between a call's pre and post hooks: a private folder
+ * of the OS temp dir (per user), its entries written whole and bounded in number and age.
+ */
+import { lstatSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** At most this many stamps or notices are kept: the oldest go first. */
+const MAX_KEPT = 256;
+/**
+ * The folder of this user's stamps and notices: `<tmp>/agent-lock-<uid>`, made private (0700).
+ * One that is not a real folder of this user (a link, another user's) is never used: null.
+ */
+export function trespassDir(env: Env, create: boolean): string | null {
+  const uid = typeof process.getuid === 'function' ? process.getuid() : null;
+  const dir = path.join(env.TMPDIR || os.tmpdir(), `agent-lock-${uid ?? 'user'}`);
+  try {
+    const stat = lstatSync(dir);
+    if (!stat.isDirectory() || (uid !== null && stat.uid !== uid)) return null;
+    return dir;
+  } catch {
+    if (!create) return null;
+  }
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return null;
+  }
+  return trespassDir(env, false);
+}
+
+/**
+ * A file name for `key`: two FNV-1a hashes of it (64 bits), not node:crypto, which the hook's
+ * path on a free call never loads.
+ */
+export function keyName(key: string): string {
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ 0x5bd1e995;
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193) >>> 0;
+    b = Math.imul(b ^ c, 0x5bd1e995) >>> 0;
+  }
+  return a.toString(16).padStart(8, '0') + b.toString(16).padStart(8, '0');
+}
+
+/** Writes `body` to `file` whole (aside, then renamed over): a reader never sees half a stamp. */
+export function writeWhole(file: string, body: string): void {
+  const temp = `${file}.${process.pid}.tmp`;
+  writeFileSync(temp, body, { mode: 0o600 });
+  renameSync(temp, file);
+}
+
+/** Drops entries of `dir` older than `maxAge` (by the time in their name or mtime), and the oldest past MAX_KEPT. */
+export function prune(dir: string, maxAge: number, now: number): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  const aged = names
+    .map((name) => {
+      try {
+        return { name, at: statSync(path.join(dir, name)).mtimeMs };
+      } catch {
+        return { name, at: 0 };
+      }
+    })
+    .sort((x, y) => y.at - x.at);
+  aged.forEach((entry, i) => {
+    if (i >= MAX_KEPT || now - entry.at > maxAge) rmSync(path.join(dir, entry.name), { force: true });
+  });
+}
