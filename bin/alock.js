@@ -122,14 +122,16 @@ async function readStdinDirect() {
 const programName = name === 'agent-lock' ? 'agent-lock' : 'alock';
 // An agent's hook runs on every tool call: `hooks <harness>-pre-tool-use` alone skips the command
 // line (its parser and every other command) and loads only the hook runtime, a bundle of its own.
-const hook = argv[0] === 'hooks' && argv.length === 2 ? require('../dist/lazy/hook.cjs') : null;
+// `--no-claim` (hooks install --no-claim) is the one flag it takes: the hook only checks.
+const noClaim = argv.length === 3 && argv[2] === '--no-claim';
+const hook = argv[0] === 'hooks' && (argv.length === 2 || noClaim) ? require('../dist/lazy/hook.cjs') : null;
 
 async function main() {
   if (hook?.isDirectHook(argv)) {
     const code = await hook.runDirectHook(argv[1], {
       stdout: (text) => writeOut(1, text),
       stderr: (text) => writeOut(2, text),
-      env: process.env,
+      env: noClaim ? { ...process.env, AGENT_LOCK_CLAIM: 'off' } : process.env,
       cwd: process.cwd(),
       stdin: readStdinDirect,
       programName,

@@ -14,7 +14,7 @@ import {
 } from './store/store.js';
 import type { Session } from './store/session.js';
 
-export type { AcquireOptions, Session } from './store/session.js';
+export type { AcquireOptions, ClaimOptions, Session } from './store/session.js';
 export type { HoldOptions, HoldResult, WithLockResult } from './store/hold.js';
 export type { EventQuery, IdentityOption, Store, StoreOptions } from './store/store.js';
 export { openStore } from './store/store.js';
@@ -64,6 +64,8 @@ export function locksOf(session: Session): Locks {
     check: session.check,
     list: session.list,
     mine: session.mine,
+    claim: session.claim,
+    endClaims: session.endClaims,
     hold: session.hold,
     withLock: session.withLock,
     note: session.note,

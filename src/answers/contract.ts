@@ -57,7 +57,7 @@ export const ANSWERS = {
   completion: { ok: ['completion'], fail: [] },
   mcp: { ok: ['served'], fail: [] },
   skill: { ok: ['installed', 'unchanged', 'path'], fail: [] },
-  hooks: { ok: ['installed', 'unchanged', 'uninstalled', 'absent', 'allowed', 'denied'], fail: [] },
+  hooks: { ok: ['installed', 'unchanged', 'uninstalled', 'absent', 'allowed', 'denied', 'ended'], fail: [] },
   guard: { ok: ['clear', 'warned'], fail: ['held'] },
   doctor: { ok: ['healthy'], fail: ['findings'] },
   repair: { ok: ['repaired', 'clean'], fail: [] },
@@ -98,6 +98,9 @@ export const ENVIRONMENT = [
   'AGENT_LOCK_TTL_SECONDS',
   'AGENT_LOCK_MUTEX_TIMEOUT',
   'AGENT_LOCK_WORKTREES',
+  'AGENT_LOCK_CLAIM',
+  'AGENT_LOCK_CLAIM_UNTIL',
+  'AGENT_LOCK_CLAIM_IDLE_MINUTES',
 ] as const;
 
 export const LOCK_FIELDS = [
@@ -124,6 +127,7 @@ export const LOCK_FIELDS = [
   'token',
   'worktree',
   'branch',
+  'claim',
 ] as const;
 
 /** Codes of the envelope's `warnings`: told beside an answer, never changing its status or exit code. */

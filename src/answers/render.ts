@@ -68,6 +68,15 @@ export function describeHolder(lock: Lock, now: number, style: Style): string {
     if (lock.mode === 'shared') parts.push('shared');
     return parts.join(' · ');
   }
+  // A claim: taken by the agent's hook as it edited, not on purpose; the tool and the last edit.
+  if (lock.claim !== null && lock.claim !== undefined)
+    parts.push(
+      paint(
+        style,
+        'cyan',
+        `CLAIM by ${lock.claim.tool}, last edit ${age(now - Date.parse(lock.claim.last_edit_at))} ago`,
+      ),
+    );
   parts.push(`${age(now - Date.parse(lock.created_at))} ago`);
   parts.push(`fence ${lock.fence}`);
   if (lock.expires_at !== null) parts.push(`${age(Date.parse(lock.expires_at) - now)} left`);

@@ -32,6 +32,10 @@ function lockLine(lock: Lock, now: number, c: Colors): string {
   const parts = [c.bold(visible(lock.scope))];
   if (lock.parent_agent_id !== null) parts.push(c.dim(`by child ${lock.agent_id}`));
   if (lock.intent) parts.push(JSON.stringify(visible(lock.intent)));
+  if (lock.claim !== null && lock.claim !== undefined)
+    parts.push(
+      c.cyan(`CLAIM ${lock.claim.tool}, last edit ${age(now - Date.parse(lock.claim.last_edit_at))} ago`),
+    );
   parts.push(`${age(now - Date.parse(lock.created_at))} ago`, `fence ${lock.fence}`);
   if (lock.mode === 'shared') parts.push('shared');
   if (lock.expires_at !== null) {

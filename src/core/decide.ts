@@ -6,6 +6,14 @@
  */
 export type { EventType, StoreEvent } from './events.js';
 export { decideAcquire } from './decisions/acquire.js';
+export {
+  type ClaimOutcome,
+  type ClaimRequest,
+  type ClaimStatus,
+  decideClaim,
+  decideClaimLocks,
+  decideClaimsEnd,
+} from './decisions/claim.js';
 export type { Caller, DecisionContext } from './decisions/context.js';
 export { frozenDropped } from './decisions/freeze.js';
 export { decideLeaseCheck, decideLeaseRelease, decideLeaseRenew } from './decisions/lease-refs.js';

@@ -21,6 +21,7 @@ export const EVENT_TYPES = [
   'broken',
   'frozen',
   'thawed',
+  'claimed',
   /** A shell command of another agent changed a held file (seen by a post-tool hook). */
   'trespassed',
 ] as const;

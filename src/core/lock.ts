@@ -32,6 +32,18 @@ export interface Checkout {
   readonly branch: string | null;
 }
 
+/**
+ * What marks a lock as a claim: taken by an agent's hook as it edited a file nobody else held, in
+ * the same decision as the check (decisions/claim.ts). It lives by an idle lease (expires_at, moved
+ * on by the agent's edits) and by its holder's process, and ends with the agent's turn.
+ */
+export interface Claim {
+  /** The tool whose call made it (Edit, apply_patch, write_file, a shell write...). */
+  readonly tool: string;
+  /** The holder's last edit of it (epoch ms), as recorded: renewals are written only when due. */
+  readonly last_edit_at: number;
+}
+
 /** A lock as the stores keep it. Times are epoch milliseconds. */
 export interface LockRecord {
   readonly id: string;
@@ -75,6 +87,8 @@ export interface LockRecord {
   readonly taker?: string;
   /** Path locks taken inside git (absent on records of older versions, and outside git). */
   readonly checkout?: Checkout;
+  /** Set on a claim (see Claim); absent on a lock taken on purpose. */
+  readonly claim?: Claim;
 }
 
 /** A lock as the library, the CLI's JSON and the MCP server show it. */
@@ -104,6 +118,8 @@ export interface Lock {
   /** Path locks taken inside git: the worktree's root and its branch then (null: detached HEAD). */
   worktree?: string;
   branch?: string | null;
+  /** A claim taken by an agent's hook as it edited: the tool and its last edit; null for a lock. */
+  claim: { tool: string; last_edit_at: string } | null;
 }
 
 export const UNKNOWN_HOLDER = '<unknown>';
@@ -157,6 +173,10 @@ export function toLock(record: LockRecord, now: number, staleMs: number, token?:
     frozen_paths: [...record.frozen_paths],
     notes: record.notes.map((note) => ({ at: iso(note.at), text: note.text })),
     stale: isStale(record, now, staleMs),
+    claim:
+      record.claim === undefined
+        ? null
+        : { tool: record.claim.tool, last_edit_at: iso(record.claim.last_edit_at) },
   };
   if (token !== undefined) lock.token = token;
   if (record.checkout !== undefined) {
@@ -240,6 +260,7 @@ export function isLockRecord(value: unknown): value is LockRecord {
       Array.isArray(notes) &&
       typeof r.token_hash === 'string' &&
       (r.checkout === undefined || isCheckout(r.checkout)) &&
+      (r.claim === undefined || isClaim(r.claim)) &&
       scopeReadable(kind, r.scope)
     )
   )
@@ -278,6 +299,11 @@ function isCheckout(value: unknown): boolean {
     typeof c.worktree === 'string' &&
     (c.branch === null || typeof c.branch === 'string')
   );
+}
+
+function isClaim(value: unknown): boolean {
+  const c = value as Partial<Claim> | null;
+  return typeof c === 'object' && c !== null && typeof c.tool === 'string' && finite(c.last_edit_at);
 }
 
 function finite(value: unknown): boolean {

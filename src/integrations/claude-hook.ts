@@ -209,12 +209,18 @@ export async function claudePreToolUse(cli: CliContext): Promise<Answer> {
       if (payload.tool_name === 'PowerShell') {
         // Loaded only for PowerShell calls; its identity is not rewritten (no `export` there).
         const { checkPowerShell } = await import('./powershell-writes.js');
-        const decision = await checkPowerShell(cli, command, base, () => hookAgent(payload, cli.io.env));
+        const decision = await checkPowerShell(
+          cli,
+          command,
+          base,
+          () => hookAgent(payload, cli.io.env),
+          'PowerShell',
+        );
         if (decision.kind === 'deny') return badSetting ?? claudeAnswer(decision);
         return claudeAnswer(decision);
       }
       // A command that visibly writes a file another agent holds is refused, as an Edit would be.
-      const writes = await checkShell(cli, command, base, () => hookAgent(payload, cli.io.env));
+      const writes = await checkShell(cli, command, base, () => hookAgent(payload, cli.io.env), 'Bash');
       if (writes.kind === 'deny') return badSetting ?? claudeAnswer(writes);
       // What no parser sees is caught after the fact: the held files are stamped for the post hook.
       await stampShell(cli, {
@@ -250,7 +256,9 @@ export async function claudePreToolUse(cli: CliContext): Promise<Answer> {
       if (typeof raw !== 'string' || raw.trim() === '') {
         return failed(cli, `${payload.tool_name} names no file_path or notebook_path`);
       }
-      return claudeAnswer(await checkFiles(cli, [raw], hookAgent(payload, cli.io.env), base));
+      return claudeAnswer(
+        await checkFiles(cli, [raw], hookAgent(payload, cli.io.env), base, payload.tool_name),
+      );
     }
     return hookAnswer('allowed', null, `allowed: ${payload.tool_name} is not checked`, {});
   } catch (error) {

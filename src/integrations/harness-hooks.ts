@@ -435,10 +435,17 @@ export async function harnessPreToolUse(cli: CliContext, name: HarnessName): Pro
       let decision: HookDecision | null = null;
       const commands = call.kind === 'shell' ? [call.command, ...(call.more ?? [])] : [call.command];
       for (const command of commands) {
+        // Each command's writes are claimed as an edit's are (with the harness's shell tool).
         const one =
           call.kind === 'shell'
-            ? await checkShell(cli, command, base, agent)
-            : await (await import('./powershell-writes.js')).checkPowerShell(cli, command, base, agent);
+            ? await checkShell(cli, command, base, agent, call.tool)
+            : await (await import('./powershell-writes.js')).checkPowerShell(
+                cli,
+                command,
+                base,
+                agent,
+                call.tool,
+              );
         if (one.kind === 'deny') {
           decision = one;
           break;
@@ -455,7 +462,8 @@ export async function harnessPreToolUse(cli: CliContext, name: HarnessName): Pro
       }
       return answer(harness, decision!);
     }
-    return answer(harness, await checkFiles(cli, call.files, agent(), base));
+    // The same decision that checks the files claims them for the agent (claims on edit).
+    return answer(harness, await checkFiles(cli, call.files, agent(), base, call.tool));
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
     return answer(harness, couldNotDecide(env, why));

@@ -23,6 +23,7 @@ import { findTree, storeDirFor } from '../host/tree.js';
 import { HOOKED_TOOLS } from './claude-hook.js';
 import { clineScript, HARNESS_NEEDS, runtimeCommand } from './hook-program.js';
 import { opencodePlugin } from './opencode-plugin.js';
+import { END_FILES, endCommand, endEntries, endEvents, endFile } from './turn-end-install.js';
 
 export { HARNESS_NEEDS, hookCommand, hookProgram } from './hook-program.js';
 
@@ -158,7 +159,10 @@ const EXTRA_FILES: Partial<Record<Installable, FileTarget>> = {
 
 /** The post-tool-use runtime beside a pre-tool-use one: `... hooks codex-pre-tool-use` -> `codex-post-tool-use`. */
 export function postCommand(command: string): string {
-  return command.replace(/-pre-tool-use(?=$|[\s"'])/, '-post-tool-use');
+  // `--no-claim` is the pre-tool hook's: the post-tool hook claims nothing either way.
+  return command
+    .replace(/-pre-tool-use(?=$|[\s"'])/, '-post-tool-use')
+    .replace(/(-post-tool-use) --no-claim(?=$|\s)/, '$1');
 }
 
 /**
@@ -199,12 +203,12 @@ export function hookText(root: string, harness: Installable): string | null {
 
 /**
  * Ours, whichever way the program was spelled (alock, agent-lock, npx, a node_modules/.bin path,
- * node and the package's bin/alock.js); its pre-tool-use hook, or either of its two.
+ * node and the package's bin/alock.js); its pre-tool-use hook, or any of its hooks (pre-tool, post-tool,
+ * turn end, session end).
  */
-function ourHook(harness: Installable, when: 'pre' | '(pre|post)' = '(pre|post)'): RegExp {
-  return new RegExp(
-    `(^|[\\s/"'])(alock|agent-lock)(\\.js)?["']?\\s+hooks\\s+${harness}-${when}-tool-use(\\s|$|")`,
-  );
+function ourHook(harness: Installable, which: 'pre' | 'any' = 'any'): RegExp {
+  const action = which === 'pre' ? 'pre-tool-use' : '(pre-tool-use|post-tool-use|turn-end|session-end)';
+  return new RegExp(`(^|[\\s/"'])(alock|agent-lock)(\\.js)?["']?\\s+hooks\\s+${harness}-${action}(\\s|$|")`);
 }
 
 function isOurs(harness: Installable, entry: unknown): boolean {
@@ -300,20 +304,28 @@ function applyJson(
   command: string,
   install: boolean,
   write: boolean,
+  ends: { readonly entries: readonly JsonEntry[]; readonly strip: readonly string[] },
 ): Outcome {
   const shown = path.join(root, target.file);
   // A symlinked settings file is written through (the link and where it points are kept).
   const file = lstatSafe(shown)?.isSymbolicLink() ? realpathSync(shown) : shown;
   const { text, value } = readJson(shown, file);
-  const entries = target.entries(command);
-  const events = entries.map((e) => e.event);
+  // The pre-tool entries, the turn-end entries beside them (claims), and the events whose entries
+  // of ours go (the turn ends, installed --no-claim: there is no claim to end).
+  const entries = [...target.entries(command), ...ends.entries];
+  const strip = ends.strip.filter((event) => !entries.some((e) => e.event === event));
+  const events = [...entries.map((e) => e.event), ...strip];
   const settings: Json = text === null ? { ...target.base } : value;
   const hooks = hookLists(shown, settings, events);
   const nextHooks: Json = { ...hooks };
   let changed = false;
-  for (const { event, entry } of entries) {
+  const todo = [
+    ...entries.map((e) => ({ ...e, remove: !install })),
+    ...strip.map((event) => ({ event, entry: {}, remove: true })),
+  ];
+  for (const { event, entry, remove } of todo) {
     const list = (hooks[event] as unknown[] | undefined) ?? [];
-    if (install) {
+    if (!remove) {
       // Ours already there: kept where it is, rewritten when its command or shape has changed
       // (`hooks install` again refreshes the absolute paths).
       const at = list.findIndex((e) => isOurs(harness, e));
@@ -388,12 +400,33 @@ function applyHook(
   harness: Installable,
   install: boolean,
   write: boolean,
+  noClaim = false,
 ): Outcome {
   const target = TARGETS[harness];
-  const command = runtimeCommand(cli, root, harness);
-  return target.kind === 'json'
-    ? applyJson(root, harness, target, command, install, write)
-    : applyFile(root, harness, target, command, install, write);
+  const command = runtimeCommand(cli, root, harness, noClaim);
+  // The turn-end hooks that end the agent's claims, by the same absolute program (never failing
+  // closed). Installed --no-claim, ours of an earlier install are taken out: nothing to end.
+  const claiming = install && !noClaim;
+  const main =
+    target.kind === 'json'
+      ? applyJson(root, harness, target, command, install, write, {
+          entries: claiming || !install ? endEntries(harness, cli.name) : [],
+          strip: claiming ? [] : endEvents(harness),
+        })
+      : applyFile(root, harness, target, command, install, write);
+  // Hook files of their own that end the agent's claims (Cline's task end), as above.
+  const ends = END_FILES[harness] ?? [];
+  const statuses = [
+    main.status,
+    ...ends.map(({ file, when }) => {
+      const run = endCommand(cli.name, harness, when);
+      const status = applyFile(root, harness, endFile(file), run, claiming, write).status;
+      // An end file taken out by an install --no-claim is a change of that install.
+      return install && status === 'uninstalled' ? 'installed' : status;
+    }),
+  ];
+  const changed = install ? 'installed' : 'uninstalled';
+  return statuses.includes(changed) ? { ...main, status: changed } : main;
 }
 
 /** The harness's extra hook file (applyHook's twin), or null when it has none. */
@@ -526,15 +559,17 @@ export function applyHooks(
   root: string,
   harnesses: readonly Installable[],
   install: boolean,
+  options: { noClaim?: boolean } = {},
 ): Answer {
+  const noClaim = options.noClaim === true;
   // Every file is read and checked first: a bad one stops the run before anything is written.
   for (const h of harnesses) {
-    applyHook(cli, root, h, install, false);
+    applyHook(cli, root, h, install, false, noClaim);
     applyExtra(cli, root, h, install, false);
   }
   if (harnesses.includes('codex')) codexSandbox(cli, root, install, false);
   const outcomes = harnesses.map((h) => {
-    const main = applyHook(cli, root, h, install, true);
+    const main = applyHook(cli, root, h, install, true, noClaim);
     const extra = applyExtra(cli, root, h, install, true);
     if (extra === null) return main;
     // One harness, one outcome: its second file changed or not, as its first.

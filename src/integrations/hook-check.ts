@@ -11,6 +11,8 @@ import { AgentLockError, isAgentLockError } from '../core/errors.js';
 import { sessionAgentId, validateAgentId } from '../core/identity.js';
 import type { Lock } from '../core/lock.js';
 import { resolveAsFileSystem } from '../core/scope.js';
+import { holderProcess } from '../core/identity.js';
+import { ancestorChain, hostName } from '../host/process.js';
 import { findTree, fsProbe } from '../host/tree.js';
 import { openLocks } from '../locks.js';
 import { warningsForAgent } from '../core/worktrees.js';
@@ -186,29 +188,95 @@ function inside(root: string, file: string): boolean {
 function holderLine(lock: Lock): string {
   const parent = lock.parent_agent_id ? ` (sub-agent of ${lock.parent_agent_id})` : '';
   const intent = lock.intent ? `, intent "${lock.intent}"` : '';
+  if (lock.claim !== null) {
+    // A claim: what is being done, since when, the last edit and when it ends, so the agent can
+    // judge whether to wait or work elsewhere.
+    const now = Date.now();
+    const ends = lock.expires_at === null ? '' : `, or ${ago(lock.expires_at, now)} if no edit comes first`;
+    return `${lock.agent_id}${parent} claims ${lock.scope} (editing with ${lock.claim.tool}) since ${ago(lock.created_at, now)}, last edit ${ago(lock.claim.last_edit_at, now)}; the claim ends when that agent's turn ends${ends}`;
+  }
   return `${lock.agent_id}${parent} holds ${lock.scope}${intent}`;
 }
 
-/** Denied when another agent holds any of `files` (each checked in turn, the first refusal wins). */
+/** An instant (ISO) relative to now, in words: `3 min ago`, `in 12 min`. */
+function ago(at: string, now: number): string {
+  const ms = Date.parse(at) - now;
+  const minutes = Math.round(Math.abs(ms) / 60_000);
+  const span = minutes === 0 ? `${Math.max(1, Math.round(Math.abs(ms) / 1000))} s` : `${minutes} min`;
+  return ms > 0 ? `in ${span}` : `${span} ago`;
+}
+
+/** The longest idle lease of a claim, in minutes (a day): beyond it a claim is a lock. */
+const MAX_CLAIM_MINUTES = 24 * 60;
+
+/**
+ * Claim on edit (AGENT_LOCK_CLAIM, default on) and its idle lease (AGENT_LOCK_CLAIM_IDLE_MINUTES,
+ * default 15): `null` when off, the lease in ms when on, or the bad value.
+ */
+export function claimSetting(env: Env): number | null | { invalid: string; variable: string } {
+  const on = nonEmpty(env.AGENT_LOCK_CLAIM);
+  if (on !== undefined && on !== 'on' && on !== 'off') return { invalid: on, variable: 'AGENT_LOCK_CLAIM' };
+  if (on === 'off') return null;
+  const idle = nonEmpty(env.AGENT_LOCK_CLAIM_IDLE_MINUTES);
+  if (idle === undefined) return 15 * 60_000;
+  const minutes = Number(idle);
+  if (!/^\d+(\.\d+)?$/.test(idle) || minutes <= 0 || minutes > MAX_CLAIM_MINUTES)
+    return { invalid: idle, variable: 'AGENT_LOCK_CLAIM_IDLE_MINUTES' };
+  return Math.round(minutes * 60_000);
+}
+
+/**
+ * The process a hook's claims live with: the harness that runs the hook (the first ancestor that
+ * is no shell or launcher), not the hook's own process, which is gone in a moment.
+ */
+function harnessHolder(): { host: string; pid: number; started: string } {
+  const harness = holderProcess(ancestorChain(process.ppid > 0 ? process.ppid : process.pid));
+  return { host: hostName(), pid: harness.pid, started: harness.started };
+}
+
+/**
+ * Denied when another agent holds any of `files` (each checked in turn, the first refusal wins).
+ * With `tool` (the edit's tool) and claims on, each file nobody else holds is claimed for the agent
+ * by the same decision that checks it.
+ */
 export async function checkFiles(
   cli: CliContext,
   files: readonly string[],
   agent: HookAgent,
   base: string,
+  tool?: string,
 ): Promise<HookDecision> {
+  let claim: Claiming | null = null;
+  if (tool !== undefined) {
+    const setting = claimSetting(cli.io.env);
+    if (typeof setting === 'object' && setting !== null) {
+      return deny(
+        `agent-lock: ${setting.variable} must be ${setting.variable === 'AGENT_LOCK_CLAIM' ? 'on or off' : `minutes, more than 0 and at most ${MAX_CLAIM_MINUTES}`} (got ${JSON.stringify(setting.invalid)}); fix or unset it`,
+        { agent, error: setting.variable },
+      );
+    }
+    if (setting !== null) claim = { tool, leaseMs: setting, holder: harnessHolder() };
+  }
   let allowed: HookDecision | null = null;
   for (const raw of files) {
     // `dir/link/../x` is the file beside the link's target where the tool hands the path to the
     // file system as it is, but `dir/x` where the tool tidies it first: both are checked.
     const physical = resolveAsFileSystem(base, raw, (absolute) => fsProbe.realpath(absolute));
     const lexical = path.resolve(base, raw);
-    let decision = await checkFile(cli, physical, agent, base);
+    let decision = await checkFile(cli, physical, agent, base, claim);
     if (decision.kind !== 'deny' && lexical !== physical)
-      decision = await checkFile(cli, lexical, agent, base);
+      decision = await checkFile(cli, lexical, agent, base, claim);
     if (decision.kind === 'deny') return decision;
     allowed ??= decision;
   }
   return allowed ?? allow('allowed: no file to check', { agent });
+}
+
+/** A claim to take with the check: the tool, the idle lease, and the process it lives with. */
+interface Claiming {
+  readonly tool: string;
+  readonly leaseMs: number;
+  readonly holder: { host: string; pid: number; started: string };
 }
 
 async function checkFile(
@@ -216,6 +284,7 @@ async function checkFile(
   file: string,
   agent: HookAgent,
   base: string,
+  claim: Claiming | null,
 ): Promise<HookDecision> {
   // Where a lock on this file can live: the file's own git checkout (another worktree, a submodule,
   // a repository below a session started in a plain folder), and the session's tree when the file is
@@ -232,7 +301,7 @@ async function checkFile(
   if (dirs.length === 0) return allow(`allowed: ${file} is outside every tree`, { file, agent });
   let allowed: HookDecision | null = null;
   for (const dir of dirs) {
-    const decision = await checkFileIn(cli, dir, file, agent);
+    const decision = await checkFileIn(cli, dir, file, agent, claim);
     if (decision.kind === 'deny') return decision;
     allowed ??= decision;
   }
@@ -245,19 +314,28 @@ async function checkFileIn(
   dir: string,
   file: string,
   agent: HookAgent,
+  claim: Claiming | null,
 ): Promise<HookDecision> {
   const backend = cli.globals().backend;
   const locks = await openLocks({
     dir,
     env: cli.io.env,
-    identity: { agentId: agent.agentId, parentAgentId: agent.parentAgentId },
+    identity: {
+      agentId: agent.agentId,
+      parentAgentId: agent.parentAgentId,
+      ...(claim === null ? {} : { holder: claim.holder }),
+    },
     ...(backend === 'file' || backend === 'redis' ? { backend } : {}),
   });
   try {
-    let outcome: Awaited<ReturnType<typeof locks.check>>;
+    let outcome: Awaited<ReturnType<typeof locks.check | typeof locks.claim>>;
     try {
-      // Most calls concern a free file: read from the store as it stands, without its mutex.
-      outcome = await locks.check(file, { cached: true });
+      // Most calls concern a free file (or one the agent claims already): read from the store as it
+      // stands, without its mutex, when the answer changes nothing.
+      outcome =
+        claim === null
+          ? await locks.check(file, { cached: true })
+          : await locks.claim(file, { tool: claim.tool, leaseMs: claim.leaseMs, cached: true });
     } catch (error) {
       if (isAgentLockError(error) && error.code === 'E_SCOPE_OUTSIDE_TREE') {
         return allow(`allowed: ${file} is outside the tree`, { file, agent });
@@ -273,7 +351,10 @@ async function checkFileIn(
     if (outcome.status !== 'held') {
       // Another worktree's lock on this path: the call goes on, and the agent is told (added
       // context where the harness has it), never refused.
-      const message = `allowed: ${shown} is ${outcome.status} for ${agent.agentId}`;
+      const message =
+        outcome.status === 'claimed'
+          ? `allowed: ${shown} is claimed for ${agent.agentId}`
+          : `allowed: ${shown} is ${outcome.status} for ${agent.agentId}`;
       if (told === null) return allow(message, { file: shown, agent });
       return {
         kind: 'allow',
@@ -290,7 +371,22 @@ async function checkFileIn(
       );
     }
     let conflicts = outcome.conflicts;
-    if (wait > 0) {
+    if (wait > 0 && claim !== null) {
+      // Wait in the same fair line as `acquire --wait`, as this agent; the file, once granted,
+      // becomes this agent's claim in the same step: it keeps what it waited for.
+      const waited = await locks.claim(file, { tool: claim.tool, leaseMs: claim.leaseMs, wait });
+      if (waited.cycle !== undefined) {
+        const reason = `agent-lock: ${shown} is claimed by another agent that is waiting for a file you hold, so neither wait could end: ${waited.cycle.join('; ')}. You are ${agent.agentId}. Do not wait: finish or release what you hold (${cli.name} release --all), or work on something else.`;
+        return deny(reason, { file: shown, agent, cycle: waited.cycle }, waited.conflicts);
+      }
+      if (waited.status === 'claimed' || waited.status === 'mine') {
+        return allow(`allowed: ${shown} came free while waiting (AGENT_LOCK_HOOK_WAIT) and is claimed`, {
+          file: shown,
+          agent,
+        });
+      }
+      if (waited.conflicts.length > 0) conflicts = waited.conflicts;
+    } else if (wait > 0) {
       // Wait in the same fair line as `acquire --wait`, as this agent; once the file is ours, give
       // it straight back and let the edit go: the hook pauses, it does not claim.
       const waited = await locks.acquire(file, { wait, intent: 'waiting to edit (AGENT_LOCK_HOOK_WAIT)' });
@@ -339,8 +435,10 @@ export function unparsedSetting(env: Env): UnparsedPolicy | { invalid: string } 
  * among them? The one place that says so: a claim on edit needs every target, held or not, and
  * turns this off while claims are on.
  */
-export function shellSkipsWhenNothingHeld(_env: Env): boolean {
-  return true;
+export function shellSkipsWhenNothingHeld(env: Env, tool?: string): boolean {
+  // `tool` names the harness's shell tool when the call may claim; a bad setting is no "off" (the
+  // check of the files says what is wrong with it).
+  return tool === undefined || claimSetting(env) === null;
 }
 
 /** What other agents hold in the tree around `base`, as one cached check of the whole tree. */
@@ -395,6 +493,7 @@ export async function checkShell(
   command: string,
   base: string,
   agent: () => HookAgent,
+  tool?: string,
 ): Promise<HookDecision> {
   const env = cli.io.env;
   const facts = { isDirectory, home: nonEmpty(env.HOME) };
@@ -404,22 +503,37 @@ export async function checkShell(
   }
   const policy = unparsedSetting(env);
   const who = agent();
-  const held = await heldInTree(cli, base, who);
-  const skip = shellSkipsWhenNothingHeld(env) && !held.warned;
-  const scopes = held.locks.map((lock) => lock.scope);
+  // What other agents hold is asked for only when a step needs it: with claims on, a command whose
+  // targets are read is decided by checking (and claiming) each of them.
+  let heldOnce: Promise<HeldInTree> | undefined;
+  const heldNow = () => {
+    heldOnce ??= heldInTree(cli, base, who);
+    return heldOnce;
+  };
   const reachFacts = {
     home: facts.home,
     isDirectory,
     inCheckout,
     realpath: (p: string) => fsProbe.realpath(p),
   };
-  const reach = () => wordsReach(command, base, held.root, scopes, reachFacts);
+  let reachOnce: Promise<{ held: HeldInTree; reached: ReturnType<typeof wordsReach> }> | undefined;
+  const reach = () => {
+    reachOnce ??= heldNow().then((held) => {
+      const scopes = held.locks.map((lock) => lock.scope);
+      return { held, reached: wordsReach(command, base, held.root, scopes, reachFacts) };
+    });
+    return reachOnce;
+  };
+  const skips = shellSkipsWhenNothingHeld(env, tool);
   let writes: ShellWrites | null = light;
   if (writes === null) {
     // Under AGENT_LOCK_HOOK_SHELL_UNPARSED=deny (or a bad value) every command is read, to know
     // whether it can be.
-    if (skip && (policy === 'unset' || policy === 'allow') && reach().kind === 'none') {
-      return allow('allowed: no word of the command reaches a file another agent holds');
+    if (skips && (policy === 'unset' || policy === 'allow')) {
+      const { held, reached } = await reach();
+      if (!held.warned && reached.kind === 'none') {
+        return allow('allowed: no word of the command reaches a file another agent holds');
+      }
     }
     writes = await shellWriteTargets(command, base, facts);
   }
@@ -436,23 +550,31 @@ export async function checkShell(
         { shell: 'unparsed' },
       );
     }
-    const reached = reach();
-    if (policy === 'unset' && reached.kind === 'held') {
-      return unreadDenial(cli, 'could not parse this shell command', reached, held, who);
+    if (policy === 'unset') {
+      const { held, reached } = await reach();
+      if (reached.kind === 'held') {
+        return unreadDenial(cli, 'could not parse this shell command', reached, held, who);
+      }
     }
     const note =
       'agent-lock could not parse this shell command; it was not checked for writes to locked files';
     return { kind: 'allow', message: note, note, extra: { shell: 'unparsed' } };
   }
   if (writes.opaque) {
-    const reached = reach();
+    const { held, reached } = await reach();
     if (reached.kind === 'held') {
       return unreadDenial(cli, 'cannot read the code this command runs', reached, held, who);
     }
   }
-  const files = skip ? writes.files.filter((file) => mayBeHeld(file, held.root, scopes)) : writes.files;
+  let files = writes.files;
+  if (skips) {
+    const held = await heldNow();
+    const scopes = held.locks.map((lock) => lock.scope);
+    if (!held.warned) files = files.filter((file) => mayBeHeld(file, held.root, scopes));
+  }
   if (files.length === 0) return allow('allowed: the command writes no file another agent holds');
-  return checkFiles(cli, files, who, base);
+  // A shell write claims what it writes, as an edit does (with `tool`: the harness's shell tool).
+  return checkFiles(cli, files, who, base, tool);
 }
 
 /** Could `file` be one of `scopes` (a folder: something below it), or lie in another checkout? */

@@ -10,7 +10,7 @@ import { resolveIdentity } from '../core/identity.js';
 import type { Identity } from '../core/identity.js';
 import { ancestorChain, hostName } from '../host/process.js';
 import { claudePreToolUse } from './claude-hook.js';
-import { harnessOfAction } from './harness-names.js';
+import { endOfAction, harnessOfAction } from './harness-names.js';
 import { harnessPostToolUse, postHarnessOfAction, preToolUseTold } from './trespass-hooks.js';
 
 export interface DirectIo {
@@ -25,11 +25,12 @@ export interface DirectIo {
 /** True when `argv` is a hook call this path answers (else the caller runs the full CLI). */
 export function isDirectHook(argv: readonly string[]): boolean {
   return (
-    argv.length === 2 &&
+    (argv.length === 2 || (argv.length === 3 && argv[2] === '--no-claim')) &&
     argv[0] === 'hooks' &&
     (argv[1] === 'claude-pre-tool-use' ||
       harnessOfAction(argv[1] ?? '') !== null ||
-      postHarnessOfAction(argv[1] ?? '') !== null)
+      postHarnessOfAction(argv[1] ?? '') !== null ||
+      endOfAction(argv[1] ?? '') !== null)
   );
 }
 
@@ -53,6 +54,12 @@ export async function runDirectHook(action: string, io: DirectIo): Promise<numbe
     globals: () => ({}),
   };
   const harness = harnessOfAction(action);
+  if (harness === null && endOfAction(action) !== null) {
+    const answer = await (await import('./turn-end.js')).endOfTurn(cli, action);
+    if (answer.raw?.stdout) io.stdout(answer.raw.stdout);
+    if (answer.raw?.stderr) io.stderr(answer.raw.stderr);
+    return answer.exitCode;
+  }
   const post = postHarnessOfAction(action);
   // The other harnesses' adapters (and their payload schemas) load only for their own calls.
   const answer: Answer =

@@ -41,30 +41,50 @@ export function hookProgram(name: string): readonly string[] {
   return bin === null ? [name] : [process.execPath, bin];
 }
 
+/** The program words of `hooks <action>`, each quoted for a shell where it needs it. */
+function runWords(name: string, action: string): string {
+  return `${hookProgram(name).map(sh).join(' ')} hooks ${action}`;
+}
+
 /**
  * The words a harness runs, and, for a harness that runs them in a shell, what happens when they
  * cannot run at all (node or the bin moved): exit 2, which Claude Code, Codex, Gemini CLI, Copilot
  * CLI and Cursor all read as "block this call", with the reason on stderr, unless
- * AGENT_LOCK_HOOK_ON_ERROR=allow.
+ * AGENT_LOCK_HOOK_ON_ERROR=allow. `--no-claim` (hooks install --no-claim): the hook only checks.
  */
-function shellCommand(name: string, harness: Installable): string {
+function shellCommand(name: string, harness: Installable, noClaim: boolean): string {
   const program = hookProgram(name);
-  const run = `${program.map(sh).join(' ')} hooks ${harness}-pre-tool-use`;
+  const run = `${runWords(name, `${harness}-pre-tool-use`)}${noClaim ? ' --no-claim' : ''}`;
   const why = `agent-lock: the hook could not run ${program.join(' ')}; run: alock hooks install --for ${harness}`;
   return `${run} || { [ "$AGENT_LOCK_HOOK_ON_ERROR" = allow ] || { echo ${sh(why)} >&2; exit 2; }; }`;
 }
 
 /** The command Claude Code runs (exported for `hooks install --for claude`). */
-export function hookCommand(_root: string, name: string): string {
-  return shellCommand(name, 'claude');
+export function hookCommand(_root: string, name: string, noClaim = false): string {
+  return shellCommand(name, 'claude', noClaim);
 }
 
-export function runtimeCommand(cli: CliContext, _root: string, harness: Installable): string {
+export function runtimeCommand(
+  cli: CliContext,
+  _root: string,
+  harness: Installable,
+  noClaim = false,
+): string {
   // OpenCode's plugin spawns the words itself; Cline's script adds its own failure answer.
   if (harness === 'opencode' || harness === 'cline') {
-    return `${hookProgram(cli.name).map(sh).join(' ')} hooks ${harness}-pre-tool-use`;
+    return `${runWords(cli.name, `${harness}-pre-tool-use`)}${noClaim ? ' --no-claim' : ''}`;
   }
-  return shellCommand(cli.name, harness);
+  return shellCommand(cli.name, harness, noClaim);
+}
+
+/**
+ * The command a turn's (or session's) end runs to end the agent's claims (turn-end.ts), by the same
+ * absolute paths, but never failing closed: exit 2 at a Stop hook (Claude Code, Codex, Gemini's
+ * AfterAgent) would keep the agent going rather than end its turn. A claim left behind by an end
+ * hook that could not run ends with its lease or its harness process.
+ */
+export function endRunCommand(name: string, harness: Installable, when: 'turn' | 'session'): string {
+  return runWords(name, `${harness}-${when}-end`);
 }
 
 /** Cline's hook script: a run that fails still answers, refusing (Cline lets a failed hook's call go). */

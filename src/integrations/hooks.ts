@@ -11,7 +11,9 @@ import { makeDirs } from '../host/make-dirs.js';
 import { findTree } from '../host/tree.js';
 import { claudePreToolUse, HOOKED_TOOLS } from './claude-hook.js';
 import { harnessOfAction, harnessPreToolUse } from './harness-hooks.js';
+import { endOfAction } from './harness-names.js';
 import { harnessPostToolUse, postHarnessOfAction, preToolUseTold } from './trespass-hooks.js';
+import { endCommand, endEntries } from './turn-end-install.js';
 
 export { isDirectHook, runDirectHook } from './hook-direct.js';
 import {
@@ -42,6 +44,9 @@ function treeRoot(cli: CliContext): string {
   }
 }
 
+/** Our turn-end (or session-end) hook, however the program was spelled. */
+const OUR_END = /(^|[\s/"'])(alock|agent-lock)(\.js)?["']?\s+hooks\s+claude-(turn|session)-end(\s|$)/;
+
 function isOurEntry(entry: unknown, ours = OUR_HOOK): boolean {
   return (
     isObject(entry) &&
@@ -68,7 +73,7 @@ function placed(list: unknown[], entry: unknown, ours: RegExp): { list: unknown[
   };
 }
 
-function installClaude(cli: CliContext): Answer {
+function installClaude(cli: CliContext, noClaim: boolean): Answer {
   const root = treeRoot(cli);
   const shown = path.join(root, '.claude', 'settings.json');
   // A symlinked settings file is written through (the link and where it points are kept).
@@ -80,7 +85,7 @@ function installClaude(cli: CliContext): Answer {
   if (!Array.isArray(pre)) throw malformed(shown, '"hooks.PreToolUse" is not a list', 'Claude Code');
   const post = hooks.PostToolUse ?? [];
   if (!Array.isArray(post)) throw malformed(shown, '"hooks.PostToolUse" is not a list', 'Claude Code');
-  const command = hookCommand(root, cli.name);
+  const command = hookCommand(root, cli.name, noClaim);
   const after = postCommand(command);
   const extra = { hooks: { settings: shown, command, post: after, matcher: HOOKED_TOOLS.join('|') } };
   const entry = { matcher: HOOKED_TOOLS.join('|'), hooks: [{ type: 'command', command }] };
@@ -88,7 +93,26 @@ function installClaude(cli: CliContext): Answer {
   const postEntry = { matcher: HOOKED_TOOLS.join('|'), hooks: [{ type: 'command', command: after }] };
   const preNow = placed(pre, entry, OUR_HOOK);
   const postNow = placed(post, postEntry, OUR_POST_HOOK);
-  if (preNow.current && postNow.current) {
+  // The turn-end hooks that end the claims the agent's edits took, by the same absolute program;
+  // installed --no-claim, ours of an earlier install go (nothing to end).
+  const ends = endEntries('claude', cli.name);
+  for (const { event } of ends) {
+    if (hooks[event] !== undefined && !Array.isArray(hooks[event]))
+      throw malformed(shown, `"hooks.${event}" is not a list`, 'Claude Code');
+  }
+  const endLists: Record<string, unknown[]> = {};
+  for (const { event, entry: end } of ends) {
+    const list = (hooks[event] as unknown[] | undefined) ?? [];
+    if (noClaim) {
+      const kept = list.filter((e) => !isOurEntry(e, OUR_END));
+      if (kept.length !== list.length) endLists[event] = kept;
+    } else {
+      const now = placed(list, end, OUR_END);
+      if (!now.current) endLists[event] = now.list;
+    }
+  }
+  const endsNow = Object.keys(endLists).length === 0;
+  if (preNow.current && postNow.current && endsNow) {
     return {
       command: 'hooks',
       status: 'unchanged',
@@ -100,7 +124,12 @@ function installClaude(cli: CliContext): Answer {
       extra,
     };
   }
-  const next = { ...settings, hooks: { ...hooks, PreToolUse: preNow.list, PostToolUse: postNow.list } };
+  const nextHooks: Record<string, unknown> = { ...hooks, PreToolUse: preNow.list, PostToolUse: postNow.list };
+  for (const [event, list] of Object.entries(endLists)) {
+    if (list.length > 0) nextHooks[event] = list;
+    else delete nextHooks[event];
+  }
+  const next = { ...settings, hooks: nextHooks };
   const body = `${JSON.stringify(next, null, text === null ? 2 : indentOf(text))}\n`;
   writeAtomically(file, body, lstatSafe(file)?.mode);
   return {
@@ -109,7 +138,7 @@ function installClaude(cli: CliContext): Answer {
     exitCode: 0,
     locks: [],
     conflicts: [],
-    message: `installed the ${[preNow.current ? null : 'PreToolUse', postNow.current ? null : 'PostToolUse'].filter(Boolean).join(' and ')} hook in ${shown}`,
+    message: `installed the ${[preNow.current ? null : 'PreToolUse', postNow.current ? null : 'PostToolUse', ...(noClaim || endsNow ? [] : Object.keys(endLists))].filter(Boolean).join(' and ') || 'PreToolUse'} hook in ${shown}`,
     text: [
       ...(preNow.current
         ? []
@@ -117,6 +146,7 @@ function installClaude(cli: CliContext): Answer {
             `INSTALLED PreToolUse hook in ${shown}`,
             `  ${HOOKED_TOOLS.join(', ')} -> ${command}`,
             '  edits of files other agents hold are refused; each sub-agent runs shell commands with its own AGENT_ID',
+            ...(noClaim ? ['  --no-claim: edits only check, and claim nothing'] : []),
           ]),
       ...(postNow.current
         ? []
@@ -125,6 +155,17 @@ function installClaude(cli: CliContext): Answer {
             `  ${HOOKED_TOOLS.join(', ')} -> ${after}`,
             '  a held file a shell command changed anyway is recorded and told to both agents',
           ]),
+      ...(endsNow
+        ? []
+        : noClaim
+          ? [
+              `UNINSTALLED ${Object.keys(endLists).join(', ')} hooks in ${shown} (--no-claim: no claim to end)`,
+            ]
+          : [
+              `INSTALLED ${Object.keys(endLists).join(', ')} hooks in ${shown}`,
+              `  -> ${endCommand(cli.name, 'claude', 'turn')} (SessionEnd: claude-session-end)`,
+              '  an edit claims the file it writes until the turn ends (AGENT_LOCK_CLAIM=off turns that off)',
+            ]),
       ...HARNESS_NEEDS.claude,
     ],
     extra,
@@ -157,11 +198,18 @@ export async function hooksCommand(
   action: string,
   opts: Record<string, unknown>,
 ): Promise<Answer> {
+  if (opts.claim === false && action !== 'install' && action !== 'uninstall') {
+    // `hooks <harness>-pre-tool-use --no-claim` (installed by `hooks install --no-claim`): the
+    // hook only checks, as AGENT_LOCK_CLAIM=off says.
+    const io = { ...cli.io, env: { ...cli.io.env, AGENT_LOCK_CLAIM: 'off' } };
+    cli = Object.create(cli, { io: { value: io } }) as CliContext;
+  }
   if (action === 'claude-pre-tool-use') return preToolUseTold(cli, 'claude', claudePreToolUse);
   const harness = harnessOfAction(action);
   if (harness !== null) return preToolUseTold(cli, harness, (told) => harnessPreToolUse(told, harness));
   const post = postHarnessOfAction(action);
   if (post !== null) return harnessPostToolUse(cli, post);
+  if (endOfAction(action) !== null) return (await import('./turn-end.js')).endOfTurn(cli, action);
   if (action !== 'install' && action !== 'uninstall') {
     throw new AgentLockError('E_USAGE', `unknown hooks action ${JSON.stringify(action)}`, {
       hint: `${cli.name} hooks install --for claude|codex|gemini|cursor|opencode|copilot|cline|all, or ${cli.name} hooks install --git`,
@@ -184,6 +232,8 @@ export async function hooksCommand(
   const root = treeRoot(cli);
   const harnesses = harnessesFor(cli, root, opts.for);
   // Claude alone keeps its own wording (and its settings file checks); every other case is generic.
-  if (action === 'install' && harnesses.length === 1 && harnesses[0] === 'claude') return installClaude(cli);
-  return applyHooks(cli, root, harnesses, action === 'install');
+  const noClaim = opts.claim === false;
+  if (action === 'install' && harnesses.length === 1 && harnesses[0] === 'claude')
+    return installClaude(cli, noClaim);
+  return applyHooks(cli, root, harnesses, action === 'install', { noClaim });
 }

@@ -11,7 +11,20 @@ export function opencodePlugin(command: string): string {
     m[1] !== undefined ? m[1].replace(/'\\''/g, "'") : m[2]!,
   );
   const [program, ...args] = words;
-  const postArgs = args.map((arg) => arg.replace(/-pre-tool-use$/, '-post-tool-use'));
+  // `hooks opencode-pre-tool-use [--no-claim]`: what AGENT_LOCK_BIN runs too.
+  const hooksAt = args.indexOf('hooks');
+  const tail = hooksAt < 0 ? ['hooks', 'opencode-pre-tool-use'] : args.slice(hooksAt);
+  const lead = hooksAt < 0 ? args : args.slice(0, hooksAt);
+  // The end of a session's turn (session.idle) or of the session (session.deleted) ends the claims
+  // its edits took (docs/claims.md); with --no-claim there are none.
+  const ends = tail.includes('--no-claim')
+    ? {}
+    : {
+        'session.idle': ['hooks', 'opencode-turn-end'],
+        'session.deleted': ['hooks', 'opencode-session-end'],
+      };
+  // The post-tool hook's words (it claims nothing: no --no-claim there).
+  const postArgs = [...lead, 'hooks', 'opencode-post-tool-use'];
   return `// agent-lock: refuses edits of files other agents hold. Written by \`alock hooks install --for opencode\`;
 // \`alock hooks uninstall --for opencode\` removes it. The decision is made by: ${command}
 import { spawnSync } from 'node:child_process';
@@ -39,7 +52,21 @@ export const AgentLock = async ({ client, directory }) => {
     }
     return parents.get(sessionID);
   };
+  const ENDS = ${JSON.stringify(ends)};
   return {
+    event: async ({ event }) => {
+      const endArgs = ENDS[event?.type];
+      const sessionID = event?.properties?.sessionID ?? event?.properties?.info?.id;
+      if (!endArgs || !sessionID) return;
+      const payload = { sessionID, directory, event: event.type };
+      const parentSessionID = event?.properties?.info?.parentID ?? (await parentOf(sessionID));
+      if (parentSessionID) payload.parentSessionID = parentSessionID;
+      const [program, args] = process.env.AGENT_LOCK_BIN
+        ? [process.env.AGENT_LOCK_BIN, endArgs]
+        : [${JSON.stringify(program)}, [...${JSON.stringify(lead)}, ...endArgs]];
+      // Never in the way of the session: a claim left behind ends with its lease or its process.
+      spawnSync(program, args, { input: JSON.stringify(payload), encoding: 'utf8' });
+    },
     'tool.execute.before': async (input, output) => {
       if (!CHECKED.has(input.tool)) return;
       const payload = {
@@ -55,7 +82,7 @@ export const AgentLock = async ({ client, directory }) => {
       if (parentSessionID) payload.parentSessionID = parentSessionID;
       // AGENT_LOCK_BIN: another alock program to run instead (its own path, without node).
       const [program, args] = process.env.AGENT_LOCK_BIN
-        ? [process.env.AGENT_LOCK_BIN, ['hooks', 'opencode-pre-tool-use']]
+        ? [process.env.AGENT_LOCK_BIN, ${JSON.stringify(tail)}]
         : [${JSON.stringify(program)}, ${JSON.stringify(args)}];
       const run = spawnSync(program, args, { input: JSON.stringify(payload), encoding: 'utf8' });
       if (run.error || run.status !== 0) {

@@ -245,10 +245,12 @@ export async function checkPowerShell(
   command: string,
   base: string,
   agent: () => HookAgent,
+  tool?: string,
 ): Promise<HookDecision> {
   const writes = powerShellWrites(command, base);
   if (writes.kind === 'none') return allow('allowed: the command writes no file');
-  if (writes.kind === 'files') return checkFiles(cli, writes.files, agent(), base);
+  // A write claims what it writes, as an edit does (with `tool`: the harness's PowerShell tool).
+  if (writes.kind === 'files') return checkFiles(cli, writes.files, agent(), base, tool);
   const setting = unparsedSetting(cli.io.env);
   if (typeof setting === 'object') {
     return deny(

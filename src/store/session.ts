@@ -9,11 +9,16 @@ import {
   type BreakStatus,
   type Caller,
   type CheckStatus,
+  type ClaimOutcome,
+  type ClaimStatus,
   type Decided,
   type DecisionContext,
   decideAcquire,
   decideBreak,
   decideCheck,
+  decideClaim,
+  decideClaimLocks,
+  decideClaimsEnd,
   decideLeave,
   decideLeaseCheck,
   decideLeaseRelease,
@@ -77,6 +82,23 @@ export interface AcquireOptions {
   onWait?: (conflicts: Lock[]) => void;
 }
 
+export interface ClaimOptions {
+  /** The tool whose call edits the files (recorded on the claims it takes). */
+  tool: string;
+  /** Idle lease in ms: a claim lapses this long after the last recorded edit. Default 15 minutes. */
+  leaseMs?: number;
+  /** An embedded store may answer a claim that changes nothing from its log as it stands (check's). */
+  cached?: boolean;
+  /**
+   * Seconds to wait in the fair line (acquire's) while another agent holds a file; once it is
+   * granted it becomes the caller's claim in one step (`claimed`). Past the deadline: `held`.
+   */
+  wait?: number;
+}
+
+/** Fifteen minutes since the agent's last edit of the file. */
+export const CLAIM_LEASE_MS = 15 * 60_000;
+
 export interface Session {
   readonly agent: { readonly id: string; readonly parentId: string | null };
   readonly identity: Identity;
@@ -111,6 +133,17 @@ export interface Session {
   checkPaths(paths: readonly string[]): Promise<Outcome<CheckStatus>>;
   list(): Promise<ListOutcome>;
   mine(): Promise<ListOutcome>;
+  /**
+   * An edit of `scopes` (a hook's): refused (`held`) when another agent holds one, else each one the
+   * caller's family does not hold yet is claimed for the caller, in the same decision (`claimed`),
+   * or nothing is taken (`mine`). `other_worktree` as check answers it.
+   */
+  claim(
+    scopes: string | readonly string[],
+    options: ClaimOptions,
+  ): Promise<Outcome<ClaimStatus | 'other_worktree'> & { readonly cycle?: ClaimOutcome['cycle'] }>;
+  /** Ends the caller's claims and its children's (its turn or session ended); never its locks. */
+  endClaims(reason: string): Promise<Outcome<'released'>>;
   /**
    * Takes the scopes (waiting if asked) as a lease that renews itself at a third of its TTL
    * (default AGENT_LOCK_TTL_SECONDS, else 30 s) until released.
@@ -277,6 +310,58 @@ export function createSession(core: StoreCore, identity: Identity): Session {
       return run((state, ctx) => decideCheck(state, ctx, { targets, mode: 'exclusive' }), {
         domains: targetDomains(targets),
       });
+    },
+    async claim(scopes, opts) {
+      const targets = core.targets(scopes);
+      const where = core.across();
+      const claimReq = {
+        targets,
+        tool: text(opts.tool, 'tool', MAX_INTENT, true)!,
+        leaseMs: opts.leaseMs ?? CLAIM_LEASE_MS,
+        ...(where.checkout === null ? {} : { checkout: where.checkout }),
+      };
+      const decide = (
+        state: StoreState,
+        ctx: DecisionContext,
+      ): Decided<Outcome<ClaimStatus | 'other_worktree'> & { readonly cycle?: ClaimOutcome['cycle'] }> => {
+        const claimed = decideClaim(state, ctx, claimReq);
+        if (claimed.result.status === 'held' || where.checkout === null || where.policy === 'off')
+          return claimed;
+        // Another worktree's lock on the file: told as check tells it, or refused under `block`.
+        const req = { targets, mode: 'exclusive' as const };
+        const checked = acrossCheck(state, ctx, req, decideCheck(state, ctx, req), where);
+        const seen = checked.result;
+        // Refused: nothing is claimed (the check's changes are its reaping only).
+        if (seen.status === 'other_worktree')
+          return { ...checked, result: { ...seen, status: 'other_worktree' } };
+        return seen.warnings
+          ? { ...claimed, result: { ...claimed.result, warnings: seen.warnings } }
+          : claimed;
+      };
+      const domains = targetDomains(targets);
+      const first =
+        opts.cached === true && store.kind === 'file'
+          ? await run(decide, { cached: 'whole', domains })
+          : await run(decide, { domains });
+      const wait = checkedWait(opts.wait);
+      // A wait that could never end (its holder waits for one of ours) is refused at once.
+      if (first.status !== 'held' || wait === 0 || first.cycle !== undefined) return first;
+      const waited = await acquire(scopes, { wait, intent: `waiting to edit (${claimReq.tool})` });
+      if (waited.status === 'already_mine') return { ...waited, status: 'mine' };
+      if (waited.status !== 'acquired') return { ...waited, status: 'held' };
+      const ids = waited.locks.map((l) => l.id);
+      return run(
+        (state, ctx) => decideClaimLocks(state, ctx, { ids, tool: claimReq.tool, leaseMs: claimReq.leaseMs }),
+        { domains },
+      );
+    },
+    async endClaims(reason) {
+      // Most turns end with no claim to end: the embedded store answers that from its log, without
+      // its mutex (a decision that would change something takes the mutex as usual).
+      return run(
+        (state, ctx) => decideClaimsEnd(state, ctx, { reason }),
+        store.kind === 'file' ? { cached: 'whole' } : {},
+      );
     },
     async list() {
       return run((state, ctx) => decideList(state, ctx, { mineOnly: false }));

@@ -84,6 +84,7 @@ export const DASHBOARD_HTML = `<!doctype html>
     if (lock.intent) row.append(el('span', { text: '"' + lock.intent + '"' }));
     row.append(el('span', { class: 'muted', text: age(now - Date.parse(lock.created_at)) + ' ago · fence ' + lock.fence }));
     if (lock.mode === 'shared') row.append(el('span', { class: 'tag', text: 'shared' }));
+    if (lock.claim) row.append(el('span', { class: 'tag claim', text: 'claim · ' + lock.claim.tool + ' · last edit ' + age(now - Date.parse(lock.claim.last_edit_at)) + ' ago' }));
     if (lock.expires_at) {
       const left = Date.parse(lock.expires_at) - now;
       row.append(el('span', { class: 'tag ttl ' + (left < 10000 ? 'now' : left < 60000 ? 'soon' : ''), text: 'TTL ' + age(left) }));

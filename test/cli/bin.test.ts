@@ -295,29 +295,49 @@ describe('a hook reading its payload from a non-blocking pipe', () => {
 });
 
 describe("a hook's check of a free file", () => {
-  it('answers from the store without loading node:crypto (it costs a hook call milliseconds)', () => {
-    expect(alock('A', ['acquire', 'src/held.ts']).code).toBe(0);
+  const edit = (file: string, env: Record<string, string>, loaded?: string) =>
+    spawnSync(
+      process.execPath,
+      [...(loaded ? ['--require', loaded] : []), bin, 'hooks', 'claude-pre-tool-use'],
+      {
+        cwd: tree,
+        env: cleanEnv(env),
+        encoding: 'utf8',
+        input: JSON.stringify({
+          // A Claude Code session id is a random UUID: named by its first 8 digits, no hash to load.
+          session_id: 'f7ee0001-0000-4000-8000-000000000001',
+          hook_event_name: 'PreToolUse',
+          tool_name: 'Edit',
+          tool_input: { file_path: path.join(tree, 'src', file), old_string: 'a', new_string: 'b' },
+          cwd: tree,
+        }),
+      },
+    );
+  const cryptoLoader = () => {
     const loaded = path.join(base, 'loaded.cjs');
     writeFileSync(
       loaded,
       "process.on('exit', () => process.stderr.write(JSON.stringify(process.moduleLoadList.filter((m) => /crypto/.test(m)))));\n",
     );
-    const r = spawnSync(process.execPath, ['--require', loaded, bin, 'hooks', 'claude-pre-tool-use'], {
-      cwd: tree,
-      env: cleanEnv({}),
-      encoding: 'utf8',
-      input: JSON.stringify({
-        // A Claude Code session id is a random UUID: named by its first 8 digits, no hash to load.
-        session_id: 'f7ee0001-0000-4000-8000-000000000001',
-        hook_event_name: 'PreToolUse',
-        tool_name: 'Edit',
-        tool_input: { file_path: path.join(tree, 'src', 'free.ts'), old_string: 'a', new_string: 'b' },
-        cwd: tree,
-      }),
-    });
+    return loaded;
+  };
+
+  it('answers from the store without loading node:crypto (it costs a hook call milliseconds)', () => {
+    expect(alock('A', ['acquire', 'src/held.ts']).code).toBe(0);
+    const r = edit('free.ts', { AGENT_LOCK_CLAIM: 'off' }, cryptoLoader());
     expect(r.status).toBe(0);
     expect(r.stdout).toBe(''); // allowed, nothing to say
     expect(JSON.parse(r.stderr)).toEqual([]);
     expect(alock('A', ['release', 'src/held.ts']).code).toBe(0);
+  });
+
+  it('answers a further edit of a file the agent claims without loading node:crypto', () => {
+    // The first edit claims (a new lock needs a token); the next ones change nothing.
+    expect(edit('claimed.ts', {}).status).toBe(0);
+    const r = edit('claimed.ts', {}, cryptoLoader());
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe('');
+    expect(JSON.parse(r.stderr)).toEqual([]);
+    expect(alock('A', ['break', 'src/claimed.ts']).code).toBe(0);
   });
 });

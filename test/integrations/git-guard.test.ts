@@ -393,3 +393,33 @@ describe('chaining an existing pre-commit hook', () => {
     expect(held.out).toContain('held by A');
   });
 });
+
+describe('the guard and claims on edit', () => {
+  it("refuses another agent's commit of a file an agent's edit claimed, and lets the claimer commit it", async () => {
+    const repo = makeRepo();
+    expect(repo.commit(null, ['README.md']).code).toBe(0);
+    await install(repo);
+    // A's harness hook claims the file as A edits it (no alock acquire anywhere).
+    const hook = spawnSync(process.execPath, [bin, 'hooks', 'claude-pre-tool-use'], {
+      cwd: repo.dir,
+      env: repo.env('A') as NodeJS.ProcessEnv,
+      encoding: 'utf8',
+      input: JSON.stringify({
+        session_id: 'guard-claim-1',
+        hook_event_name: 'PreToolUse',
+        tool_name: 'Write',
+        tool_input: { file_path: path.join(repo.dir, 'src', 'claimed.ts'), content: 'x' },
+        cwd: repo.dir,
+      }),
+    });
+    expect(hook.status).toBe(0);
+    expect(hook.stdout).toBe('');
+    const before = repo.head();
+    const refused = repo.commit('B', ['src/claimed.ts']);
+    expect(refused.code).toBe(1);
+    expect(refused.out).toMatch(/src\/claimed\.ts .*by A .*"editing \(Write\)"/);
+    expect(repo.head()).toBe(before);
+    repo.git(['reset', '-q']);
+    expect(repo.commit('A', ['src/claimed.ts']).code).toBe(0);
+  });
+});

@@ -311,12 +311,36 @@ describe('AGENT_LOCK_HOOK_WAIT', () => {
 
   it('pauses the edit in line until the holder lets go, then lets it through and holds nothing', async () => {
     expect((await sandbox.run('other-agent', ['acquire', 'src/a.ts', '-m', 'busy'])).code).toBe(0);
-    const pending = hook('gemini', edit(), { AGENT_LOCK_HOOK_WAIT: '20' });
+    const pending = hook('gemini', edit(), { AGENT_LOCK_HOOK_WAIT: '20', AGENT_LOCK_CLAIM: 'off' });
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect((await sandbox.run('other-agent', ['release', 'src/a.ts'])).code).toBe(0);
     const r = await pending;
     expect(refusal('gemini', r.output)).toBeNull();
     expect((await sandbox.json('observer', ['list'])).body.locks).toEqual([]);
+  });
+
+  it('with claims on, keeps what it waited for as its claim', async () => {
+    expect((await sandbox.run('other-agent', ['acquire', 'src/a.ts', '-m', 'busy'])).code).toBe(0);
+    const pending = hook('gemini', edit(), { AGENT_LOCK_HOOK_WAIT: '20' });
+    // Released only once the hook waits in line (its ticket shows), so the wait is what is tested.
+    for (;;) {
+      if (((await sandbox.json('observer', ['list'])).body.waiting as unknown[]).length > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect((await sandbox.run('other-agent', ['release', 'src/a.ts'])).code).toBe(0);
+    const r = await pending;
+    expect(refusal('gemini', r.output)).toBeNull();
+    const locks = (await sandbox.json('observer', ['list'])).body.locks as {
+      scope: string;
+      agent_id: string;
+      claim: { tool: string } | null;
+    }[];
+    expect(locks.map((l) => [l.scope, l.agent_id, l.claim?.tool])).toEqual([
+      ['src/a.ts', 'gemini-5f1c2d3e', 'write_file'],
+    ]);
+    const log = (await sandbox.run('observer', ['log'])).stdout;
+    expect(log).toMatch(/HANDED OVER|ACQUIRED/);
+    expect(log).toContain('CLAIMED src/a.ts gemini-5f1c2d3e');
   });
 
   it('refuses once the wait runs out, and refuses on a bad value naming the variable', async () => {

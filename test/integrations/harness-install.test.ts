@@ -129,11 +129,20 @@ describe('hooks install: the shape each harness reads', () => {
             hooks: [{ type: 'command', command: expect.stringMatching(runs('codex', 'post')) }],
           },
         ],
+        // The turn's end ends the claims the agent's edits took.
+        // (by the same absolute program, but never failing closed: exit 2 at a Stop keeps the agent going)
+        Stop: [{ hooks: [{ type: 'command', command: `${PROGRAM} hooks codex-turn-end` }] }],
       },
     });
     const gemini = JSON.parse(read('.gemini/settings.json'));
     expect(gemini.hooks.BeforeTool[0].matcher).toBe('write_file|replace|run_shell_command');
     expect(gemini.hooks.AfterTool[0].hooks[0].command).toMatch(runs('gemini', 'post'));
+    expect(gemini.hooks.AfterAgent).toEqual([
+      { hooks: [{ type: 'command', command: `${PROGRAM} hooks gemini-turn-end` }] },
+    ]);
+    expect(gemini.hooks.SessionEnd).toEqual([
+      { hooks: [{ type: 'command', command: `${PROGRAM} hooks gemini-session-end` }] },
+    ]);
     const cursor = JSON.parse(read('.cursor/hooks.json'));
     expect(cursor.version).toBe(1);
     expect(cursor.hooks.preToolUse[0].command).toMatch(runs('cursor'));
@@ -146,6 +155,8 @@ describe('hooks install: the shape each harness reads', () => {
     expect(cursor.hooks.afterShellExecution).toEqual([
       { command: expect.stringMatching(runs('cursor', 'post')) },
     ]);
+    // The end of a turn is never held up by a hook that cannot run: no failClosed there.
+    expect(cursor.hooks.stop).toEqual([{ command: `${PROGRAM} hooks cursor-turn-end` }]);
     const copilot = JSON.parse(read('.github/hooks/agent-lock.json'));
     expect(copilot).toEqual({
       version: 1,
@@ -154,8 +165,70 @@ describe('hooks install: the shape each harness reads', () => {
         postToolUse: [
           { type: 'command', bash: expect.stringMatching(runs('copilot', 'post')), timeoutSec: 30 },
         ],
+        agentStop: [{ type: 'command', bash: `${PROGRAM} hooks copilot-turn-end`, timeoutSec: 30 }],
+        sessionEnd: [{ type: 'command', bash: `${PROGRAM} hooks copilot-session-end`, timeoutSec: 30 }],
       },
     });
+  });
+
+  it('--no-claim installs hooks that only check, with no turn-end hook, for Claude Code too', async () => {
+    const r = await sandbox.run('me', ['hooks', 'install', '--for', 'codex', '--no-claim']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(read('.codex/hooks.json')).hooks).toEqual({
+      PreToolUse: [
+        {
+          matcher: 'apply_patch|Bash',
+          hooks: [
+            {
+              type: 'command',
+              command: expect.stringMatching(
+                new RegExp(`^${escapeRegExp(`${PROGRAM} hooks codex-pre-tool-use --no-claim`)} \\|\\| `),
+              ),
+            },
+          ],
+        },
+      ],
+      // The post-tool hook claims nothing either way: it carries no --no-claim.
+      PostToolUse: [
+        {
+          matcher: 'apply_patch|Bash',
+          hooks: [{ type: 'command', command: expect.stringMatching(runs('codex', 'post')) }],
+        },
+      ],
+    });
+    expect((await sandbox.run('me', ['hooks', 'install', '--for', 'claude', '--no-claim'])).code).toBe(0);
+    const claude = JSON.parse(read('.claude/settings.json'));
+    expect(Object.keys(claude.hooks).sort()).toEqual(['PostToolUse', 'PreToolUse']);
+    expect(claude.hooks.PostToolUse[0].hooks[0].command).toMatch(runs('claude', 'post'));
+    expect(claude.hooks.PreToolUse[0].hooks[0].command).toMatch(
+      new RegExp(`^${escapeRegExp(`${PROGRAM} hooks claude-pre-tool-use --no-claim`)} \\|\\| `),
+    );
+    // The installed command's flag turns claims off: the edit goes through and claims nothing.
+    let stdout = '';
+    const { runCli } = await import('../../src/cli/run-cli.js');
+    const code = await runCli(['hooks', 'claude-pre-tool-use', '--no-claim'], {
+      stdout: (t) => {
+        stdout += t;
+      },
+      stderr: () => {},
+      env: sandbox.envFor('x', { AGENT_ID: undefined }),
+      cwd: sandbox.tree,
+      isTTY: false,
+      stdin: async () =>
+        JSON.stringify({
+          session_id: 'noclaim1',
+          hook_event_name: 'PreToolUse',
+          tool_name: 'Edit',
+          tool_input: { file_path: path.join(sandbox.tree, 'src', 'a.ts') },
+          cwd: sandbox.tree,
+        }),
+    });
+    expect(code).toBe(0);
+    expect(stdout).toBe('');
+    expect((await sandbox.json('me', ['list'])).body.locks).toEqual([]);
+    // Uninstall takes every entry of ours out again.
+    expect((await sandbox.run('me', ['hooks', 'uninstall', '--for', 'claude,codex'])).code).toBe(0);
+    expect(existsSync(path.join(sandbox.tree, '.codex/hooks.json'))).toBe(false);
   });
 
   it('--for all installs for the harnesses whose folder exists, and only those', async () => {
@@ -195,12 +268,18 @@ describe('hooks install --for cline', () => {
     expect(read('.clinerules/hooks/PreToolUse')).toContain(`${PROGRAM} hooks cline-pre-tool-use && exit 0`);
     expect(read('.clinerules/hooks/PostToolUse')).toContain(`exec ${PROGRAM} hooks cline-post-tool-use`);
     expect(statSync(path.join(sandbox.tree, '.clinerules/hooks/PostToolUse')).mode & 0o111).not.toBe(0);
+    // The task's end (completed or cancelled) ends the claims its edits took.
+    for (const end of ['TaskComplete', 'TaskCancel']) {
+      expect(statSync(path.join(sandbox.tree, '.clinerules/hooks', end)).mode & 0o111).not.toBe(0);
+      expect(read(`.clinerules/hooks/${end}`)).toContain(`exec ${PROGRAM} hooks cline-session-end`);
+    }
     expect((await sandbox.json('me', ['hooks', 'install', '--for', 'cline'])).body.status).toBe('unchanged');
     expect((await sandbox.json('me', ['hooks', 'uninstall', '--for', 'cline'])).body.status).toBe(
       'uninstalled',
     );
     expect(existsSync(file)).toBe(false);
     expect(existsSync(path.join(sandbox.tree, '.clinerules/hooks/PostToolUse'))).toBe(false);
+    expect(existsSync(path.join(sandbox.tree, '.clinerules/hooks/TaskComplete'))).toBe(false);
   });
 
   it("never replaces someone else's PreToolUse hook, nor removes it", async () => {
@@ -257,6 +336,16 @@ describe('hooks install --for opencode', () => {
       await expect(
         beforeTool({ tool: 'read', sessionID: 'ses_plugin', callID: 'c2' }, { args: {} }),
       ).resolves.toBe(undefined);
+      // The free file's edit claimed it; the session's turn end (session.idle) ends the claim. The
+      // plugin has its three handlers: before, after, and the session events.
+      expect(Object.keys(hooks).sort()).toEqual(['event', 'tool.execute.after', 'tool.execute.before']);
+      const scopes = async () =>
+        ((await sandbox.json('me', ['list'])).body.locks as { scope: string; claim: unknown }[])
+          .map((l) => `${l.scope}${l.claim === null ? '' : ' (claim)'}`)
+          .sort();
+      expect(await scopes()).toEqual(['src/a.ts', 'src/free.ts (claim)']);
+      await hooks.event!({ event: { type: 'session.idle', properties: { sessionID: 'ses_plugin' } } }, {});
+      expect(await scopes()).toEqual(['src/a.ts']);
     } finally {
       process.env = saved;
     }
@@ -348,6 +437,47 @@ describe('hooks install: never silently off', () => {
     expect(list[0].hooks[0].command).toMatch(runs('codex'));
     expect(list[1].hooks[0].command).toBe('audit');
     expect((await sandbox.json('me', ['hooks', 'install', '--for', 'codex'])).body.status).toBe('unchanged');
+  });
+
+  it('install again replaces older turn-end entries of its own in place; --no-claim takes them out', async () => {
+    const stop = (command: string) => ({ hooks: [{ type: 'command', command }] });
+    for (const [file, harness] of [
+      ['.claude/settings.json', 'claude'],
+      ['.codex/hooks.json', 'codex'],
+    ] as const) {
+      write(
+        file,
+        `${JSON.stringify({ hooks: { Stop: [stop(`alock hooks ${harness}-turn-end`), stop('notify')] } })}\n`,
+      );
+      expect((await sandbox.json('me', ['hooks', 'install', '--for', harness])).body.status).toBe(
+        'installed',
+      );
+      expect(JSON.parse(read(file)).hooks.Stop).toEqual([
+        stop(`${PROGRAM} hooks ${harness}-turn-end`),
+        stop('notify'),
+      ]);
+      expect((await sandbox.json('me', ['hooks', 'install', '--for', harness])).body.status).toBe(
+        'unchanged',
+      );
+      // Installed --no-claim, the pre-tool entry is replaced in place and the end entries go.
+      expect(
+        (await sandbox.json('me', ['hooks', 'install', '--for', harness, '--no-claim'])).body.status,
+      ).toBe('installed');
+      const hooks = JSON.parse(read(file)).hooks;
+      expect(hooks.Stop).toEqual([stop('notify')]);
+      expect(hooks.SubagentStop).toBeUndefined();
+      expect(hooks.SessionEnd).toBeUndefined();
+      expect(hooks.PreToolUse).toHaveLength(1);
+      expect(hooks.PreToolUse[0].hooks[0].command).toContain(`hooks ${harness}-pre-tool-use --no-claim || `);
+      // And back: the flag goes from the same entry, the end entries come back.
+      expect((await sandbox.json('me', ['hooks', 'install', '--for', harness])).body.status).toBe(
+        'installed',
+      );
+      const again = JSON.parse(read(file)).hooks;
+      expect(again.PreToolUse).toHaveLength(1);
+      expect(again.PreToolUse[0].hooks[0].command).toMatch(runs(harness));
+      expect(again.Stop).toEqual([stop('notify'), stop(`${PROGRAM} hooks ${harness}-turn-end`)]);
+    }
   });
 
   it('says what each harness still needs switched on', async () => {

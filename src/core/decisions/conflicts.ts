@@ -39,6 +39,9 @@ function blocks(record: LockRecord, caller: Caller): boolean {
   if (record.unreadable) return true;
   if (record.status === 'orphaned') return false;
   if (record.agent_id === caller.agentId) return false;
+  // A sub-agent's claim says "my edit is under way", on its parent's behalf: it never stops the
+  // parent (a lock the child took on purpose still does).
+  if (record.claim !== undefined && record.parent_agent_id === caller.agentId) return false;
   return !(caller.parentAgentId !== null && record.agent_id === caller.parentAgentId);
 }
 

@@ -267,6 +267,14 @@ export class Decision {
       } else if (record.expires_at <= now) {
         this.bury(record);
         doomed.push(record);
+      } else if (
+        // A claim lives by its idle lease and by the harness process that made it, whichever ends
+        // first: a session that quit leaves no claim standing for the rest of the lease.
+        record.claim !== undefined &&
+        !(record.pid === mine.pid && record.started === mine.started && record.host === mine.host) &&
+        this.holderGone(record)
+      ) {
+        doomed.push(record);
       }
     }
     for (const record of doomed) {
@@ -277,7 +285,7 @@ export class Decision {
         continue;
       }
       const lapsed = record.expires_at !== null && record.expires_at <= now;
-      const why = lapsed ? 'lease expired' : 'holder gone';
+      const why = lapsed ? (record.claim ? 'no edit within its idle lease' : 'lease expired') : 'holder gone';
       // An orphan blocks nobody, so its frozen files are thawed (frozen_paths cleared; the store's
       // caller restores the modes of every frozen file a decision drops, before committing).
       if (record.notes.length > 0) {
