@@ -20,13 +20,13 @@ import {
   callBase,
   callerAgent,
   checkFiles,
-  checkShell,
   couldNotDecide,
   deny,
   type HookAgent,
   type HookDecision,
   shellQuote,
 } from './hook-check.js';
+import { checkShell } from './hook-shell.js';
 import { stampShell } from './trespass.js';
 import { shellKey } from './trespass-hooks.js';
 

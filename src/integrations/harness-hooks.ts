@@ -16,11 +16,11 @@ import {
   callBase,
   callerAgent,
   checkFiles,
-  checkShell,
   couldNotDecide,
   deny,
   type HookDecision,
 } from './hook-check.js';
+import { checkShell } from './hook-shell.js';
 import {
   clineCommandLine,
   clineCommands,

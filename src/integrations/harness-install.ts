@@ -4,31 +4,22 @@
  * only its own entries out again. A harness's file alock did not write and cannot merge into (a
  * Cline hook script of someone else's) is refused, never replaced.
  */
-import {
-  chmodSync,
-  existsSync,
-  lstatSync,
-  readFileSync,
-  realpathSync,
-  renameSync,
-  rmSync,
-  type Stats,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Answer, CliContext } from '../answers/answer.js';
 import { AgentLockError } from '../core/errors.js';
-import { makeDirs } from '../host/make-dirs.js';
-import { findTree, storeDirFor } from '../host/tree.js';
 import { HOOKED_TOOLS } from './claude-hook.js';
 import { clineScript, HARNESS_NEEDS, runtimeCommand } from './hook-program.js';
+import { codexSandbox } from './codex-sandbox.js';
+import { lstatSafe, malformed, writeAtomically } from './settings-file.js';
+
+export { malformed } from './settings-file.js';
+import { CONFIG_FOLDER, type Installable } from './harness-choice.js';
 import { opencodePlugin } from './opencode-plugin.js';
 import { END_FILES, endCommand, endEntries, endEvents, endFile } from './turn-end-install.js';
 
 export { HARNESS_NEEDS, hookCommand, hookProgram } from './hook-program.js';
-
-export const INSTALLABLE = ['claude', 'codex', 'gemini', 'cursor', 'opencode', 'copilot', 'cline'] as const;
-export type Installable = (typeof INSTALLABLE)[number];
+export { CONFIG_FOLDER, harnessesFor, INSTALLABLE, type Installable } from './harness-choice.js';
 
 export type Json = Record<string, unknown>;
 
@@ -59,17 +50,6 @@ interface FileTarget {
 }
 
 type Target = JsonTarget | FileTarget;
-
-/** The folder whose presence means a harness is used here (`--for all`). */
-export const CONFIG_FOLDER: Record<Installable, string> = {
-  claude: '.claude',
-  codex: '.codex',
-  gemini: '.gemini',
-  cursor: '.cursor',
-  opencode: '.opencode',
-  copilot: '.github/hooks',
-  cline: '.clinerules',
-};
 
 /** Claude Code's shape, which Codex and Gemini CLI share: `{matcher, hooks: [{type, command}]}`. */
 function matcherEntry(event: string, matcher: string, command: string): JsonEntry {
@@ -213,34 +193,6 @@ function ourHook(harness: Installable, which: 'pre' | 'any' = 'any'): RegExp {
 
 function isOurs(harness: Installable, entry: unknown): boolean {
   return ourHook(harness).test(JSON.stringify(entry));
-}
-
-function lstatSafe(p: string): Stats | null {
-  try {
-    return lstatSync(p);
-  } catch {
-    return null;
-  }
-}
-
-/** Written aside and renamed over: the harness never reads half a file. */
-function writeAtomically(file: string, body: string, mode: number): void {
-  makeDirs(path.dirname(file));
-  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
-  try {
-    writeFileSync(temp, body, { flag: 'wx', mode });
-    chmodSync(temp, mode);
-    renameSync(temp, file);
-  } catch (error) {
-    rmSync(temp, { force: true });
-    throw error;
-  }
-}
-
-export function malformed(file: string, why: string, owner = 'its harness'): AgentLockError {
-  return new AgentLockError('E_USAGE', `${file} is not what ${owner} expects: ${why}; left unchanged`, {
-    hint: 'fix the file, then run this again',
-  });
 }
 
 /** The indentation the file already uses, so a merge does not reformat someone's settings. */
@@ -442,116 +394,12 @@ function applyExtra(
   return applyFile(root, harness, extra, runtimeCommand(cli, root, harness), install, write);
 }
 
-/**
- * Codex's default `workspace-write` sandbox keeps `.git` read-only, and the file store lives in
- * `.git/agent-locks`: every `alock acquire` from a Codex shell would fail with EROFS. The store is
- * named in the project's `.codex/config.toml` as a writable root (Codex reads a relative one from
- * the folder of that file, so a store inside the tree is written as a portable `../...`); the rest
- * of `.git` stays read-only. The folder must exist: Codex's sandbox cannot bind a missing root and
- * then runs no shell command at all, so it is made here.
- */
-const CODEX_TABLE = '[sandbox_workspace_write]';
-
-function codexStoreRoot(cli: CliContext, root: string): { store: string; entry: string } {
-  const store = storeDirFor(findTree(root), cli.io.env);
-  const codexDir = path.join(root, '.codex');
-  const relative = path.relative(codexDir, store);
-  const inside = !path.relative(root, store).startsWith('..') && !path.isAbsolute(path.relative(root, store));
-  return { store, entry: inside ? relative.split(path.sep).join('/') : store };
-}
-
-function codexSandbox(cli: CliContext, root: string, install: boolean, write: boolean): string | null {
-  const file = path.join(root, '.codex', 'config.toml');
-  const { store, entry } = codexStoreRoot(cli, root);
-  const quoted = JSON.stringify(entry);
-  const ourBody = `# agent-lock: the lock store stays writable in Codex's workspace-write sandbox (.git is read-only there).\n${CODEX_TABLE}\nwritable_roots = [${quoted}]\n`;
-  let text: string | null = null;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  if (!install) {
-    if (text === null || !text.includes(quoted)) return null;
-    if (write) {
-      if (text === ourBody) rmSync(file);
-      else {
-        const next = text.replace(
-          new RegExp(`${escapeRegExp(quoted)}\\s*,\\s*|,?\\s*${escapeRegExp(quoted)}`),
-          '',
-        );
-        writeAtomically(file, next, (lstatSafe(file)?.mode ?? 0o644) & 0o777);
-      }
-    }
-    return `UNINSTALLED codex sandbox writable root ${entry} in ${file}`;
-  }
-  if (write) makeDirs(store);
-  if (text?.includes(quoted)) return null;
-  let next: string;
-  if (text === null || text.trim() === '') next = ourBody;
-  else {
-    const lines = text.split('\n');
-    const header = lines.findIndex((l) => l.trim() === CODEX_TABLE);
-    if (header === -1) {
-      if (/sandbox_workspace_write/.test(text)) {
-        throw malformed(file, 'sandbox_workspace_write is set in a form alock does not edit', 'Codex');
-      }
-      next = `${text.endsWith('\n') ? text : `${text}\n`}\n${ourBody}`;
-    } else {
-      let end = lines.findIndex((l, i) => i > header && /^\s*\[/.test(l));
-      if (end === -1) end = lines.length;
-      const at = lines.findIndex((l, i) => i > header && i < end && /^\s*writable_roots\s*=/.test(l));
-      if (at === -1) lines.splice(header + 1, 0, `writable_roots = [${quoted}]`);
-      else {
-        const one = /^(\s*writable_roots\s*=\s*\[)(.*)\]\s*$/.exec(lines[at] ?? '');
-        if (!one) throw malformed(file, 'its writable_roots spans several lines', 'Codex');
-        const rest = (one[2] ?? '').trim();
-        lines[at] = `${one[1]}${rest === '' ? quoted : `${rest.replace(/,\s*$/, '')}, ${quoted}`}]`;
-      }
-      next = lines.join('\n');
-    }
-  }
-  if (write) writeAtomically(file, next, (lstatSafe(file)?.mode ?? 0o644) & 0o777);
-  return `WRITABLE ${store} in Codex's workspace-write sandbox (${file})`;
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
 const WORD: Record<Outcome['status'], string> = {
   installed: 'INSTALLED',
   unchanged: 'UNCHANGED',
   uninstalled: 'UNINSTALLED',
   absent: 'NOT INSTALLED',
 };
-
-/** `--for` as a list: one harness, several (comma-separated), or all whose folder exists here. */
-export function harnessesFor(cli: CliContext, root: string, value: unknown): Installable[] {
-  const text = typeof value === 'string' ? value : 'claude';
-  if (text === 'all') {
-    const found = INSTALLABLE.filter((h) => existsSync(path.join(root, CONFIG_FOLDER[h])));
-    if (found.length === 0) {
-      throw new AgentLockError('E_USAGE', `no agent's configuration folder in ${root}`, {
-        hint: `name one: ${cli.name} hooks install --for ${INSTALLABLE.join('|')}`,
-      });
-    }
-    return found;
-  }
-  const names = text.split(',').map((s) => s.trim());
-  for (const name of names) {
-    if (!(INSTALLABLE as readonly string[]).includes(name)) {
-      throw new AgentLockError(
-        'E_USAGE',
-        `--for must be one of ${INSTALLABLE.join(', ')} or all (got ${JSON.stringify(name)})`,
-        {
-          hint: `${cli.name} hooks install --for claude`,
-        },
-      );
-    }
-  }
-  return names as Installable[];
-}
 
 /** Installs or removes the hooks of several harnesses, each checked before any is written. */
 export function applyHooks(

@@ -10,7 +10,8 @@
  */
 import path from 'node:path';
 import type { CliContext } from '../answers/answer.js';
-import { allow, checkFiles, deny, type HookAgent, type HookDecision, unparsedSetting } from './hook-check.js';
+import { allow, checkFiles, deny, type HookAgent, type HookDecision } from './hook-check.js';
+import { unparsedSetting } from './hook-shell.js';
 
 export type PowerShellWrites =
   | { readonly kind: 'none' }

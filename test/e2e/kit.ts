@@ -184,10 +184,11 @@ export function runHarness(
 
 /**
  * Copies the payloads this run's hooks received into test/e2e/recordings/<harness>-<version>/, one
- * file per event kind and tool (the first of each kind is enough to learn its shape).
+ * file per event kind and tool (the first of each kind is enough to learn its shape). Only when
+ * asked (AGENT_LOCK_E2E_RECORD=1): a plain run must leave the checkout as it found it.
  */
 export function keepRecordings(sb: Sandbox, harness: string, version: string): void {
-  if (!existsSync(sb.payloads)) return;
+  if (process.env.AGENT_LOCK_E2E_RECORD !== '1' || !existsSync(sb.payloads)) return;
   const dir = path.join(RECORDINGS, `${harness}-${version}`);
   mkdirSync(dir, { recursive: true });
   const seen = new Set<string>();
