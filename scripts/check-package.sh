@@ -3,7 +3,8 @@
 # tarball into a temporary prefix with production dependencies only, and runs the README's quick
 # start with the installed `alock` in a new git repository (acquire, then list, on the file store).
 # Fails on any npm warning during the install (such as a lifecycle script naming a file the tarball
-# lacks) and on a development dependency installed beside the package. Runnable by hand:
+# lacks), on a development dependency installed beside the package, and on an install of more than
+# 40 packages or 12 MB (it prints both figures). Runnable by hand:
 #   scripts/check-package.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +22,8 @@ npm pack --pack-destination "$work" --silent >"$work/pack.log" 2>&1 || {
 tarball=$(ls "$work"/agent-lock-*.tgz)
 version=$(node -p 'require("./package.json").version')
 
-# A global install into a prefix of our own: what `npm install -g agent-lock` gives a user.
+# A global install into a prefix of our own: what `npm install -g ./agent-lock-VERSION.tgz` gives a
+# user (and `npm install -g agent-lock`, once the package is published).
 npm install --global --prefix "$work/prefix" --omit=dev --no-audit --no-fund "$tarball" >"$work/install.log" 2>&1 || {
   cat "$work/install.log" >&2
   fail "npm install of the tarball failed"
@@ -31,6 +33,31 @@ installed="$work/prefix/lib/node_modules/agent-lock"
 for dev in $(node -p 'Object.keys(require("./package.json").devDependencies).join(" ")'); do
   [ ! -e "$installed/node_modules/$dev" ] || fail "development dependency $dev was installed"
 done
+
+# What a user's install costs: every package folder (the package itself and each dependency, nested
+# ones included) and the bytes on disk. The runtime bundles carry commander, zod, the MCP SDK and the
+# rest inside; only what runs unbundled (picomatch, and ioredis for the library) is installed.
+packages=$(node -e '
+  const fs = require("node:fs");
+  const path = require("node:path");
+  // Each folder of a node_modules (a scope holds folders of its own) is a package; each may nest more.
+  const count = (dir) => {
+    const modules = path.join(dir, "node_modules");
+    if (!fs.existsSync(modules)) return 1;
+    let n = 1;
+    for (const name of fs.readdirSync(modules)) {
+      if (name.startsWith(".")) continue;
+      const inner = name.startsWith("@") ? fs.readdirSync(path.join(modules, name)).map((s) => path.join(name, s)) : [name];
+      for (const pkg of inner) n += count(path.join(modules, pkg));
+    }
+    return n;
+  };
+  console.log(count(process.argv[1]));
+' "$installed")
+kilobytes=$(du -sk "$installed" | cut -f1)
+echo "check-package: installed $packages packages, $((kilobytes / 1024)) MB ($kilobytes kB) with production dependencies"
+[ "$packages" -le 40 ] || fail "the install has $packages packages (at most 40)"
+[ "$kilobytes" -le $((12 * 1024)) ] || fail "the install takes $kilobytes kB (at most 12 MB)"
 
 # The quick start, with nothing of this repository or of the caller's agent settings in reach.
 alock="$work/prefix/bin/alock"
@@ -50,6 +77,10 @@ echo "$listed"
 case "$listed" in "LISTED 1 lock"*) ;; *) fail "list did not show the one lock" ;; esac
 grep -q 'src/\*\*' <<<"$listed" || fail "list does not name src/**"
 [ -f "$repo/.git/agent-locks/locks.log" ] || fail "the lock is not in the repository's store"
+# explain loads picomatch from node_modules (not bundled): the one command that broke when a
+# dependency it needs was missing from the install.
+explained=$(run explain 'src/*.ts' 'src/a.*') && fail "explain answered exit 0 for two overlapping globs: $explained"
+case "$explained" in "CONFLICT"*) ;; *) fail "explain did not answer CONFLICT: $explained" ;; esac
 
 # The library through the package's exports map, as `import 'agent-lock'` resolves it.
 mkdir -p "$work/app/node_modules"

@@ -22,7 +22,7 @@ export { type Dashboard, type DashboardOptions, serveDashboard } from './ui/dash
 export type { Identity } from './core/identity.js';
 export type { Checkout, Holder, Lock, Mode } from './core/lock.js';
 export { W_OTHER_WORKTREE, type WorktreesPolicy, warningsForAgent } from './core/worktrees.js';
-export { type Lease, LeaseLostError, type LeaseLostReason } from './lease.js';
+export { type Lease, LeaseLostError, type LeaseLostReason } from './store/lease.js';
 export {
   type AcquireOptions,
   type EventQuery,

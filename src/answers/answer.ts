@@ -1,13 +1,12 @@
 import type { Warning } from '../core/decide.js';
-import type { Identity } from '../core/identity.js';
 import type { Lock } from '../core/lock.js';
-import type { Locks } from '../locks.js';
-import type { Style } from './render.js';
+import type { AnyStatus } from './contract.js';
 
 /** What a command hands back to the CLI edge: words, the JSON envelope's parts and an exit code. */
 export interface Answer {
   command: string;
-  status: string;
+  /** One of the contract table's answers (answers/contract.ts): any other does not compile. */
+  status: AnyStatus;
   exitCode: number;
   locks: Lock[];
   conflicts: Lock[];
@@ -20,23 +19,5 @@ export interface Answer {
   raw?: { stdout: string; stderr?: string };
 }
 
-/** What a command may use: the store (opened on first use), the caller's identity, and the io. */
-export interface CliContext {
-  readonly io: {
-    readonly stdout: (text: string) => void;
-    readonly stderr: (text: string) => void;
-    readonly env: Readonly<Record<string, string | undefined>>;
-    readonly cwd: string;
-    readonly isTTY?: boolean;
-    readonly stdin?: () => Promise<string>;
-    /** Delivers SIGINT, SIGTERM and SIGHUP while subscribed (see CliIo); returns the unsubscribe. */
-    readonly onSignal?: (handler: (signal: NodeJS.Signals) => void) => () => void;
-  };
-  /** The program name the user typed, for messages and next steps. */
-  readonly name: string;
-  readonly style: Style;
-  open(): Promise<Locks>;
-  identity(): Identity;
-  /** The global options (`--dir`, `--json`, `--backend`). */
-  readonly globals: () => { dir?: string; json?: boolean; backend?: string };
-}
+// The context lives in cli-context.ts; re-exported so that every front end's import keeps working.
+export type { CliContext } from './cli-context.js';

@@ -7,17 +7,34 @@
 /** `run`'s exit code when its lease is lost while the command runs (EX_TEMPFAIL of sysexits.h). */
 export const LEASE_LOST_EXIT = 75;
 
-/** Each command's answers: `ok` exit 0, `fail` exit 1. */
-export const ANSWERS: Readonly<
-  Record<string, { readonly ok: readonly string[]; readonly fail: readonly string[] }>
-> = {
+/** The exit code of an answer cut short by a signal: 130 SIGINT (Ctrl-C), 143 SIGTERM, 129 SIGHUP. */
+const ABORTED = '130 on SIGINT (Ctrl-C), 143 on SIGTERM, 129 on SIGHUP';
+
+/**
+ * What a command answers: `ok` exits 0, `fail` exits 1, and `other` the answers whose exit code is
+ * neither (a signal's, a program's), each with the code it exits with. Every status any front end
+ * answers is here: `Answer['status']` is the union of them all, so a status outside this table
+ * does not compile. `error` (exit 2) is every command's.
+ */
+interface CommandAnswers {
+  readonly ok: readonly string[];
+  readonly fail: readonly string[];
+  readonly other?: Readonly<Record<string, string>>;
+}
+
+export const ANSWERS = {
   acquire: {
     ok: ['acquired', 'already_mine'],
     fail: ['held', 'parent_scope', 'interrupted', 'timeout', 'other_worktree'],
+    other: { aborted: `${ABORTED}; nothing taken, no place in line left` },
   },
   run: {
     ok: ['ran'],
     fail: ['held', 'parent_scope', 'interrupted', 'timeout', 'lease_lost', 'other_worktree'],
+    other: {
+      aborted: `${ABORTED}, while waiting for the lock`,
+      failed: '126 when the command cannot be run, 127 when it is not found',
+    },
   },
   release: { ok: ['released'], fail: ['not_found', 'refused'] },
   'release-all': { ok: ['released'], fail: [] },
@@ -29,9 +46,9 @@ export const ANSWERS: Readonly<
   note: { ok: ['noted'], fail: ['not_found', 'refused'] },
   resume: { ok: ['resumed'], fail: ['not_found', 'held'] },
   break: { ok: ['broken'], fail: ['not_found'] },
-  log: { ok: ['listed'], fail: [] },
-  watch: { ok: ['listed'], fail: [] },
-  ui: { ok: [], fail: [] },
+  log: { ok: ['listed'], fail: [], other: { aborted: `${ABORTED}, ending --follow` } },
+  watch: { ok: ['listed'], fail: [], other: { aborted: ABORTED } },
+  ui: { ok: [], fail: [], other: { aborted: `${ABORTED}: the dashboard is served until then` } },
   explain: { ok: ['disjoint'], fail: ['conflict'] },
   whoami: { ok: ['identified'], fail: [] },
   version: { ok: ['version'], fail: [] },
@@ -45,7 +62,20 @@ export const ANSWERS: Readonly<
   doctor: { ok: ['healthy'], fail: ['findings'] },
   repair: { ok: ['repaired', 'clean'], fail: [] },
   init: { ok: ['initialized'], fail: [] },
-};
+} as const satisfies Record<string, CommandAnswers>;
+
+export type CommandName = keyof typeof ANSWERS;
+type Table = typeof ANSWERS;
+type OtherOf<C extends CommandName> = Table[C] extends { readonly other: infer O } ? keyof O & string : never;
+/** The answers of `command` that exit 0 or 1: what a decision of it can come to. */
+export type DecidedStatus<C extends CommandName> = Table[C]['ok'][number] | Table[C]['fail'][number];
+/** Every answer of `command`, `error` (exit 2) included. */
+export type StatusOf<C extends CommandName> = DecidedStatus<C> | OtherOf<C> | 'error';
+/** Every status any command answers. */
+export type AnyStatus = { [C in CommandName]: StatusOf<C> }[CommandName];
+
+/** The table as data, for `alock contract` and the docs: any command name, looked up safely. */
+export const ANSWER_TABLE: Readonly<Record<string, CommandAnswers>> = ANSWERS;
 
 export const EXIT_CODES = {
   0: "the answer you hoped for (see each command's ok answers)",
@@ -110,7 +140,14 @@ export const WARNING_CODES = {
     'acquire --enforce run as root (uid 0): root writes through read-only modes, so the frozen files stop only processes of other users',
 } as const;
 
-export function exitCodeFor(command: string, status: string): number {
-  if (ANSWERS[command]?.fail.includes(status)) return 1;
-  return 0;
+/**
+ * The exit code of a decided answer. Only the table's ok and fail answers have one here (the others
+ * take theirs from the signal or the program): a status the table does not give `command` is a
+ * compile error, and if one arrives anyway (a cast) it throws rather than report success.
+ */
+export function exitCodeFor<C extends CommandName>(command: C, status: DecidedStatus<C>): 0 | 1 {
+  const answers: CommandAnswers = ANSWERS[command];
+  if (answers.ok.includes(status)) return 0;
+  if (answers.fail.includes(status)) return 1;
+  throw new Error(`${command} has no answer ${JSON.stringify(status)} in the contract table`);
 }

@@ -5,11 +5,11 @@
  */
 import type { Outcome } from '../core/decide.js';
 import type { Answer } from './answer.js';
-import { exitCodeFor } from './contract.js';
+import { type CommandName, type DecidedStatus, exitCodeFor } from './contract.js';
 
-export function answerOf(
-  command: string,
-  outcome: Outcome<string>,
+export function answerOf<C extends CommandName>(
+  command: C,
+  outcome: Outcome<DecidedStatus<C>>,
   message: string,
   lines: string[] = [],
   extra?: Record<string, unknown>,

@@ -4,7 +4,7 @@
  * function that runs it. Its answers (exit 0 and exit 1) come from the shared contract.
  */
 import type { Answer } from '../answers/answer.js';
-import { ANSWERS, ENVIRONMENT, EXIT_CODES, LOCK_FIELDS, WARNING_CODES } from '../answers/contract.js';
+import { ANSWER_TABLE, ENVIRONMENT, EXIT_CODES, LOCK_FIELDS, WARNING_CODES } from '../answers/contract.js';
 import type { Cli } from './context.js';
 
 export interface FlagSpec {
@@ -22,10 +22,12 @@ export interface CommandSpec {
   readonly ok: readonly string[];
   /** Answers that exit 1. */
   readonly fail: readonly string[];
+  /** Answers with another exit code (a signal's, a program's), each with that code. */
+  readonly other?: Readonly<Record<string, string>>;
 }
 
 /** What a command module defines; `run` gets commander's arguments (positionals, then the flags). */
-export interface CommandDef extends Omit<CommandSpec, 'ok' | 'fail'> {
+export interface CommandDef extends Omit<CommandSpec, 'ok' | 'fail' | 'other'> {
   /** Absent for a command commander itself answers (help). */
   // biome-ignore lint/suspicious/noExplicitAny: commander hands its parsed arguments over untyped
   readonly run?: (cli: Cli, ...args: any[]) => Promise<Answer>;
@@ -34,8 +36,8 @@ export interface CommandDef extends Omit<CommandSpec, 'ok' | 'fail'> {
 export interface CliCommand extends CommandDef, CommandSpec {}
 
 export function defineCommand(def: CommandDef): CliCommand {
-  const answers = ANSWERS[def.name] ?? { ok: [], fail: [] };
-  return { ...def, ok: answers.ok, fail: answers.fail };
+  const answers = ANSWER_TABLE[def.name] ?? { ok: [], fail: [] };
+  return { ...def, ok: answers.ok, fail: answers.fail, ...(answers.other ? { other: answers.other } : {}) };
 }
 
 export const GLOBAL_FLAGS: readonly FlagSpec[] = [
@@ -57,7 +59,7 @@ export function describeContract(version: string, commands: readonly CommandSpec
       args: c.args,
       summary: c.summary,
       flags: c.flags,
-      answers: { exit_0: c.ok, exit_1: c.fail },
+      answers: { exit_0: c.ok, exit_1: c.fail, ...(c.other ? { other: c.other } : {}) },
     })),
     exit_codes: EXIT_CODES,
     json_envelope: [

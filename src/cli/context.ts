@@ -4,7 +4,9 @@
  */
 import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
-import type { Answer, CliContext } from '../answers/answer.js';
+import type { Answer } from '../answers/answer.js';
+import type { CliContext } from '../answers/cli-context.js';
+import type { CommandName, DecidedStatus } from '../answers/contract.js';
 import { claimRefusal, timeoutMessage } from '../answers/messages.js';
 import { answerOf } from '../answers/outcome.js';
 import { lockLines, paint, quoteArg, STATUS_WORD, type Style } from '../answers/render.js';
@@ -164,7 +166,12 @@ export class Cli implements CliContext {
     return locks.map((l) => l.scope).join(' ');
   }
 
-  answer(command: string, outcome: Outcome<string>, text: string[], message: string): Answer {
+  answer<C extends CommandName>(
+    command: C,
+    outcome: Outcome<DecidedStatus<C>>,
+    text: string[],
+    message: string,
+  ): Answer {
     return answerOf(command, outcome, message, text);
   }
 
@@ -209,7 +216,7 @@ export class Cli implements CliContext {
       : everyone;
   }
 
-  held(command: string, outcome: Outcome<string>, asked: string[]): Answer {
+  held<C extends CommandName>(command: C, outcome: Outcome<DecidedStatus<C>>, asked: string[]): Answer {
     const message = claimRefusal(outcome, asked.join(' ')) ?? '';
     const people = this.holders(outcome.conflicts);
     const unreadable = outcome.conflicts.filter((l) => l.agent_id === UNKNOWN_HOLDER);
@@ -253,10 +260,10 @@ export function abortedAnswer(cli: Cli, command: string, asked: string, signal: 
   };
 }
 
-export function timeoutAnswer(
+export function timeoutAnswer<C extends CommandName>(
   cli: Cli,
-  command: string,
-  outcome: Outcome<string>,
+  command: C,
+  outcome: Outcome<DecidedStatus<C>>,
   asked: string[],
   waited: number,
 ): Answer {
@@ -274,9 +281,9 @@ export function timeoutAnswer(
 }
 
 /** An answer that is no decision (whoami, version, ...): exit 0, no locks. */
-export function plainAnswer(
-  command: string,
-  status: string,
+export function plainAnswer<C extends CommandName>(
+  command: C,
+  status: DecidedStatus<C>,
   text: string[],
   extra: Record<string, unknown> = {},
   message = '',

@@ -4,9 +4,9 @@
  * rewrites it; a test fails when the committed file differs). Not part of the CLI bundle.
  */
 import { ENVIRONMENT, EXIT_CODES, LOCK_FIELDS } from '../answers/contract.js';
+import { STATUS_WORD } from '../answers/render.js';
 import { type FlagSpec, GLOBAL_FLAGS } from './command.js';
 import { COMMANDS, contractDocument } from './contract.js';
-import { STATUS_WORD } from '../answers/render.js';
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 const code = (text: string) => `\`${text.replace(/`/g, "'")}\``;
@@ -24,6 +24,13 @@ function flagTable(flags: readonly FlagSpec[]): string[] {
 /** An answer as JSON `status` and as the first word of the text answer. */
 function answers(statuses: readonly string[]): string {
   return statuses.map((s) => (STATUS_WORD[s] ? `${code(s)} (${STATUS_WORD[s]})` : code(s))).join(', ');
+}
+
+/** Answers whose exit code is neither 0 nor 1 (a signal's, a program's), each with its code. */
+function others(c: { readonly other?: Readonly<Record<string, string>> }): string {
+  return Object.entries(c.other ?? {})
+    .map(([status, exit]) => `${answers([status])}: ${exit}`)
+    .join('; ');
 }
 
 export function contractMarkdown(): string {
@@ -51,10 +58,11 @@ export function contractMarkdown(): string {
     ...flagTable(GLOBAL_FLAGS),
     '## Commands',
     '',
-    '| command | answers that exit 0 | answers that exit 1 |',
-    '|---|---|---|',
+    '| command | answers that exit 0 | answers that exit 1 | other answers (exit code) |',
+    '|---|---|---|---|',
     ...COMMANDS.map(
-      (c) => `| [${c.name}](#${c.name}) | ${cell(answers(c.ok))} | ${cell(answers(c.fail)) || '-'} |`,
+      (c) =>
+        `| [${c.name}](#${c.name}) | ${cell(answers(c.ok)) || '-'} | ${cell(answers(c.fail)) || '-'} | ${cell(others(c)) || '-'} |`,
     ),
     '',
   ];
@@ -63,7 +71,10 @@ export function contractMarkdown(): string {
     out.push(`${c.summary.charAt(0).toUpperCase()}${c.summary.slice(1)}.`, '');
     if (c.aliases?.length) out.push(`Also spelled: ${c.aliases.map(code).join(', ')}.`, '');
     out.push(...flagTable(c.flags));
-    out.push(`Answers: exit 0 ${answers(c.ok) || '-'}; exit 1 ${answers(c.fail) || 'none'}.`, '');
+    out.push(
+      `Answers: exit 0 ${answers(c.ok) || '-'}; exit 1 ${answers(c.fail) || 'none'}${c.other ? `; ${others(c)}` : ''}.`,
+      '',
+    );
   }
   out.push('## Exit codes', '', '| code | meaning |', '|---|---|');
   for (const [key, meaning] of Object.entries(EXIT_CODES)) out.push(`| ${key} | ${cell(meaning)} |`);
@@ -82,7 +93,7 @@ export function contractMarkdown(): string {
     '',
     ENVIRONMENT.map(code).join(', '),
     '',
-    'See [configuration](../README.md#configuration) for what each one does and its default.',
+    'See [configuration](concepts.md#configuration) for what each one does and its default.',
     '',
   );
   return out.join('\n');

@@ -4,21 +4,11 @@
  * has one implementation (and `--json --version` answers in JSON like `version` does).
  */
 
+import { scanArgv } from './argv-scan.js';
 import { COMMANDS } from './contract.js';
 
-/** Global flags that take a value: the word after them is never the command. */
-const VALUE_FLAGS = new Set(['--dir', '--backend']);
-
 export function conventionalArgv(argv: readonly string[]): readonly string[] {
-  let at = -1;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (VALUE_FLAGS.has(arg)) i++;
-    else if (!arg.startsWith('-')) {
-      at = i;
-      break;
-    }
-  }
+  const { at } = scanArgv(argv);
   if (at >= 0 && argv[at] === 'help') {
     const topic = argv[at + 1];
     // `help` alone is the program's help; `help COMMAND` that command's. An unknown topic is passed on

@@ -9,7 +9,8 @@ import { AgentLockError } from '../core/errors.js';
 import { OVERLAP_STATE_LIMIT } from '../core/glob-overlap.js';
 import { explainOverlap, type OverlapExplanation, parseScope, type Scope } from '../core/scope.js';
 import { findTree, fsProbe } from '../host/tree.js';
-import type { Answer, CliContext } from '../answers/answer.js';
+import type { Answer } from '../answers/answer.js';
+import type { CliContext } from '../answers/cli-context.js';
 import { exitCodeFor } from '../answers/contract.js';
 import { paint, quoteArg } from '../answers/render.js';
 

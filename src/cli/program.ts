@@ -12,21 +12,6 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
-/** The command word of argv (skipping global flags and their values), if it names a command. */
-export function commandWord(argv: readonly string[]): string | null {
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--dir' || arg === '--backend') {
-      i++;
-      continue;
-    }
-    if (arg.startsWith('-')) continue;
-    const spec = COMMANDS.find((c) => c.name === arg || c.aliases?.includes(arg));
-    return spec ? spec.name : null;
-  }
-  return null;
-}
-
 export function buildProgram(cli: Cli, setAnswer: (a: Answer) => void, only: string | null): Command {
   const program = new Command(cli.name);
   program

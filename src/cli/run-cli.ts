@@ -9,10 +9,11 @@ import { envelope, errorAnswer } from '../answers/envelope.js';
 import { takeProbeNotices } from '../backends/probe-notices.js';
 import { AgentLockError, asAgentLockError, isAgentLockError } from '../core/errors.js';
 import type { Identity } from '../core/identity.js';
+import { scanArgv } from './argv-scan.js';
 import { agentOf, Cli, type CliIo, type GlobalOptions, parentInferred } from './context.js';
 import { COMMANDS } from './contract.js';
 import { conventionalArgv } from './conventions.js';
-import { buildProgram, commandWord } from './program.js';
+import { buildProgram } from './program.js';
 import { rewriteBareWait } from './waiting.js';
 import { warningLines } from './worktrees.js';
 
@@ -25,8 +26,12 @@ function toAgentLockError(error: unknown): AgentLockError {
     return new AgentLockError('E_USAGE', 'no command given', { hint: 'see --help' });
   }
   if (error instanceof CommanderError) {
-    const text = error.message.replace(/^error:\s*/i, '').split('\n')[0] ?? error.message;
-    return new AgentLockError('E_USAGE', text, { hint: 'see --help' });
+    const [text = error.message, ...more] = error.message.replace(/^error:\s*/i, '').split('\n');
+    // Commander puts its suggestion on a line of its own, "(Did you mean acquire?)": keep it.
+    const suggestion = /Did you mean ([^?]+)\?/.exec(more.join(' '))?.[1];
+    return new AgentLockError('E_USAGE', text, {
+      hint: suggestion ? `Did you mean ${suggestion}? See --help` : 'see --help',
+    });
   }
   return asAgentLockError(error);
 }
@@ -35,7 +40,7 @@ export async function runCli(fullArgv: readonly string[], io: CliIo): Promise<nu
   let argv = fullArgv;
   let passthrough: string[] | null = null;
   // `run SCOPE... -- COMMAND ARGS`: everything after `--` is the command's, never ours to parse.
-  if (commandWord(fullArgv) === 'run') {
+  if (scanArgv(fullArgv).command === 'run') {
     const split = fullArgv.indexOf('--');
     if (split >= 0) {
       passthrough = fullArgv.slice(split + 1);
@@ -43,6 +48,8 @@ export async function runCli(fullArgv: readonly string[], io: CliIo): Promise<nu
     }
   }
   argv = rewriteBareWait(conventionalArgv(argv));
+  // After the conventions: `help acquire` is `acquire --help` now.
+  const named = scanArgv(argv);
   const wantsJson = argv.includes('--json');
   let program: Command | null = null;
   const cli = new Cli(io, () => (program?.opts() ?? {}) as GlobalOptions, COMMANDS);
@@ -55,7 +62,7 @@ export async function runCli(fullArgv: readonly string[], io: CliIo): Promise<nu
     (a) => {
       answer = a;
     },
-    asksHelp ? null : commandWord(argv),
+    asksHelp ? null : named.command,
   );
   program.exitOverride();
   program.configureOutput({
@@ -70,7 +77,7 @@ export async function runCli(fullArgv: readonly string[], io: CliIo): Promise<nu
     command.exitOverride();
     command.configureOutput({ writeOut: (t) => (helpText += t), writeErr: () => {} });
   }
-  const command = commandWord(argv) ?? argv.find((a) => !a.startsWith('-')) ?? '';
+  const command = named.command ?? named.word ?? '';
   let exitCode = 2;
   try {
     if (argv.length === 0) {

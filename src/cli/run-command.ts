@@ -7,7 +7,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { parseSeconds } from '../core/config.js';
 import { AgentLockError } from '../core/errors.js';
-import type { Lease, LeaseLostError } from '../lease.js';
+import type { Lease, LeaseLostError } from '../store/lease.js';
 import type { Answer } from '../answers/answer.js';
 import { LEASE_LOST_EXIT } from '../answers/contract.js';
 import { quoteArg } from '../answers/render.js';

@@ -11,6 +11,7 @@ import type { ListOutcome } from '../core/decide.js';
 import type { StoreEvent } from '../core/events.js';
 import type { Lock } from '../core/lock.js';
 import type { Answer } from '../answers/answer.js';
+import type { StatusOf } from '../answers/contract.js';
 import { age, visible } from '../answers/render.js';
 import type { Cli } from './context.js';
 import { interruption, signalExitCode } from '../answers/interruption.js';
@@ -108,7 +109,7 @@ export async function watchCommand(cli: Cli): Promise<Answer> {
     listed: await locks.list(),
     events: await locks.events(EVENTS_SHOWN),
   });
-  const answer = (exitCode: number, status: string, text: string[]): Answer => ({
+  const answer = (exitCode: number, status: StatusOf<'watch'>, text: string[]): Answer => ({
     command: 'watch',
     status,
     exitCode,

@@ -1,9 +1,11 @@
 /** The words for worktrees: warnings, the block refusal, and `list --worktrees`. Nothing here decides. */
-import type { Outcome, Warning } from '../core/decide.js';
-import type { Lock } from '../core/lock.js';
+
 import type { Answer } from '../answers/answer.js';
+import type { CommandName, DecidedStatus } from '../answers/contract.js';
 import { claimRefusal } from '../answers/messages.js';
 import { paint, type Style } from '../answers/render.js';
+import type { Outcome, Warning } from '../core/decide.js';
+import type { Lock } from '../core/lock.js';
 import type { Cli } from './context.js';
 
 /** `WARNING ...` lines after a text answer: told, never changing the status or the exit code. */
@@ -12,10 +14,10 @@ export function warningLines(style: Style, warnings: readonly Warning[] | undefi
 }
 
 /** AGENT_LOCK_WORKTREES=block: an overlap with another worktree's lock is a refusal of its own. */
-export function otherWorktreeAnswer(
+export function otherWorktreeAnswer<C extends CommandName>(
   cli: Cli,
-  command: string,
-  outcome: Outcome<string>,
+  command: C,
+  outcome: Outcome<DecidedStatus<C>>,
   asked: string[],
 ): Answer {
   const holders = [...new Set(outcome.conflicts.map((l) => l.agent_id))].join(', ');

@@ -1,5 +1,5 @@
 /**
- * Every decision of the contract (DESIGN section 5), as pure functions of a store snapshot.
+ * Every decision of the contract (docs/concepts.md), as pure functions of a store snapshot.
  * A backend runs one of these inside its atomic step and commits the returned changes; nothing
  * in them touches the disk, the network, the clock or the process table. They live in
  * core/decisions/, by subject; this module names them for the rest of the code.

@@ -7,7 +7,8 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import type { RedisStore } from '../backends/redis/redis-store.js';
-import type { Answer, CliContext } from '../answers/answer.js';
+import type { Answer } from '../answers/answer.js';
+import type { CliContext } from '../answers/cli-context.js';
 import { exitCodeFor } from '../answers/contract.js';
 import { paint } from '../answers/render.js';
 import { readConfig } from '../core/config.js';

@@ -77,6 +77,13 @@ export interface HookCheck {
   check(ctx: HookContext): Finding | readonly Finding[] | null;
 }
 
+/**
+ * An install a user can run today: the package is not on npm yet, so `npm install -g agent-lock`
+ * would fail. The README's quick start says the same.
+ */
+export const HOW_TO_INSTALL =
+  'from a clone of agent-lock: npm ci && npm run build && npm install -g . ; or npm install -g ./agent-lock-VERSION.tgz, made by npm pack in a clone; once published: npm install -g agent-lock';
+
 const CLAUDE_COMMAND = /(?:^|[\s/"'])(alock|agent-lock)(\.js)?["']?\s+hooks\s+claude-pre-tool-use(?:\s|$)/;
 
 function claudeHookCommand(file: string): string | null | 'invalid' {
@@ -139,7 +146,7 @@ const claudeCode: HookCheck = {
           'hooks',
           'hook_claude_unrunnable',
           `Claude Code runs "${command}" (${file}), which it cannot find: it gets exit 127 and lets every edit through`,
-          `install agent-lock where the hook looks (npm install -g agent-lock), then ${install}`,
+          `install agent-lock where the hook looks (${HOW_TO_INSTALL}), then ${install}`,
         );
       }
       return ok('hooks', 'hook_claude', `Claude Code: PreToolUse hook in ${file}`);

@@ -7,6 +7,7 @@ import { type Stats, existsSync, lstatSync, readFileSync, renameSync, rmSync, wr
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Answer, CliContext } from '../answers/answer.js';
+import type { StatusOf } from '../answers/contract.js';
 import { AgentLockError } from '../core/errors.js';
 import { makeDirs } from '../host/make-dirs.js';
 import { findTree } from '../host/tree.js';
@@ -39,7 +40,12 @@ export function bundledSkillPath(): string {
   });
 }
 
-function answer(status: string, text: string[], message: string, extra: Record<string, unknown>): Answer {
+function answer(
+  status: StatusOf<'skill'>,
+  text: string[],
+  message: string,
+  extra: Record<string, unknown>,
+): Answer {
   return { command: 'skill', status, exitCode: 0, locks: [], conflicts: [], message, text, extra };
 }
 

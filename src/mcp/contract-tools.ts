@@ -6,6 +6,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
+import type { CommandName, DecidedStatus } from '../answers/contract.js';
 import { envelope, errorAnswer } from '../answers/envelope.js';
 import {
   acquireMessage,
@@ -40,7 +41,11 @@ const MAX_WAIT_SECONDS = 300;
 const ttl = z.number().int().optional().describe('lease, whole seconds');
 
 /** `extra`: fields beside the envelope's, as the CLI's (the queue of list and mine). */
-type Said = { outcome: Outcome<string>; message: string; extra?: Record<string, unknown> };
+type Said<C extends CommandName> = {
+  outcome: Outcome<DecidedStatus<C>>;
+  message: string;
+  extra?: Record<string, unknown>;
+};
 
 function toolResult(body: ReturnType<typeof envelope>, isError: boolean): CallToolResult {
   return {
@@ -51,11 +56,11 @@ function toolResult(body: ReturnType<typeof envelope>, isError: boolean): CallTo
 }
 
 /** Runs one verb as the named agent and turns its outcome (or failure) into the envelope. */
-async function answer(
+async function answer<C extends CommandName>(
   agents: Agents,
-  command: string,
+  command: C,
   agent: string | undefined,
-  verb: (locks: Locks) => Promise<Said>,
+  verb: (locks: Locks) => Promise<Said<C>>,
 ): Promise<CallToolResult> {
   try {
     const locks = await agents.forAgent(agent);

@@ -4,7 +4,7 @@
  */
 import type { AcquireStatus, LeaseRef, Outcome } from '../core/decide.js';
 import type { Lock } from '../core/lock.js';
-import { instant, type Lease, type LeaseLostError, type LeaseStore, startLease } from '../lease.js';
+import { instant, type Lease, type LeaseLostError, type LeaseStore, startLease } from './lease.js';
 import type { AcquireOptions } from './session.js';
 
 export interface HoldOptions extends AcquireOptions {

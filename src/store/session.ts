@@ -49,7 +49,7 @@ import type { Lock } from '../core/lock.js';
 import { stagedPathScope } from '../core/scope.js';
 import { acrossAcquire, acrossCheck } from '../core/worktrees.js';
 import { filesToFreeze, freeze as freezeFiles } from '../host/freeze.js';
-import type { Lease, LeaseStore } from '../lease.js';
+import type { Lease, LeaseStore } from './lease.js';
 import { checkedTtl, checkedWait, MAX_FROZEN, MAX_INTENT, MAX_NOTE, mode, text } from './checks.js';
 import {
   type Holding,

@@ -291,7 +291,7 @@ describe('bad input: exit 2, one ERROR line, no stack, every lock unchanged', ()
     expect(lines).toHaveLength(1);
     expect(text.stderr.endsWith('\n')).toBe(true);
     expect(lines[0]!.startsWith('ERROR: alock: ')).toBe(true);
-    // DESIGN section 6: `ERROR: alock: <what> (<what to do>)`.
+    // docs/cli.md, exit codes: `ERROR: alock: <what> (<what to do>)`.
     expect(lines[0]).toMatch(/^ERROR: alock: .+ \(.+\)$/);
     expect(STACK_FRAME.test(text.stderr)).toBe(false);
     expect(lines[0]).not.toMatch(/AgentLockError|CommanderError|internal error/);

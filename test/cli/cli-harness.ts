@@ -120,7 +120,7 @@ export const ENVELOPE_FIELDS = [
   'warnings',
 ] as const;
 
-/** The lock fields DESIGN section 6 names (token excepted: only the taker sees it). */
+/** The lock fields docs/json.md names (token excepted: only the taker sees it). */
 export const LOCK_FIELDS = [
   'id',
   'scope',

@@ -581,7 +581,7 @@ describe('the --json envelope', () => {
   });
 });
 
-describe('exit codes follow the DESIGN section 6 table', () => {
+describe('exit codes follow the contract table (docs/cli.md)', () => {
   it('every answer maps to its exit code, in text and JSON alike', async () => {
     await plantOrphan('docs/orphan.md');
     const cases: {

@@ -1,5 +1,5 @@
 /**
- * The one behaviour suite every backend must pass (DESIGN sections 2 to 5). Each case talks to the
+ * The one behaviour suite every backend must pass (docs/concepts.md). Each case talks to the
  * store only through `openLocks`, as several agents would: A and B unrelated, C and D children of A.
  * `makeStore` gives a fresh, empty store per case; every `connect()` is a separate handle on it.
  */

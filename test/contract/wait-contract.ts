@@ -8,8 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Backend } from '../../src/backends/backend.js';
-import { LeaseLostError } from '../../src/lease.js';
 import { type Locks, openLocks } from '../../src/locks.js';
+import { LeaseLostError } from '../../src/store/lease.js';
 
 export interface WaitStore {
   /** A new handle on the same store, as another process would open it. */

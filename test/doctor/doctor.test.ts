@@ -3,6 +3,7 @@
  * for, says how to fix it, and changes nothing it looks at.
  */
 import {
+  appendFileSync,
   chmodSync,
   existsSync,
   mkdirSync,
@@ -13,7 +14,6 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { appendFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -178,6 +178,10 @@ describe('alock doctor on the file store', () => {
     try {
       doc = await r.doctor({ PATH: `${bare}:/usr/bin:/bin` });
       expect(byCode(doc.checks, 'hook_claude_unrunnable')?.message).toMatch(/exit 127/);
+      // An install that works today (the package is not on npm yet), and the one for later.
+      expect(byCode(doc.checks, 'hook_claude_unrunnable')?.fix).toMatch(
+        /^install agent-lock where the hook looks \(from a clone of agent-lock: npm ci && npm run build && npm install -g \. ;.*once published: npm install -g agent-lock\)/,
+      );
     } finally {
       rmSync(bare, { recursive: true, force: true });
     }

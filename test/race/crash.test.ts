@@ -1,5 +1,5 @@
 /**
- * DESIGN 7 and 9.2 (crash safety) and 9.3 (fences) on the file backend, with real processes killed
+ * Crash safety and fences (docs/stores.md) on the file backend, with real processes killed
  * by SIGKILL: some at random moments while they acquire, note and release, some provably inside
  * the store's critical section (the worker announces it from inside, with the mutex held, and spins
  * until killed). Afterwards fresh processes must find a store that answers, holds no torn or
@@ -11,14 +11,14 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CLI,
-  type Worker,
+  churnPool,
   readLog,
   replayLog,
   requireBuild,
   scratch,
   sleep,
   startWorkers,
-  churnPool,
+  type Worker,
 } from './helpers.js';
 
 const CHURNERS = 6;
@@ -256,7 +256,7 @@ describe('crash safety of the file store under SIGKILL', () => {
     }
     expect(landed, 'no kill landed inside the critical section').toBe(true);
 
-    // A fresh process must get an answer within a few seconds (DESIGN 7), not E_STORE_BUSY.
+    // A fresh process must get an answer within a few seconds (docs/stores.md), not E_STORE_BUSY.
     const [after] = (await startWorkers(['after-cli'], { ...opts, env: FEW_SECONDS })).map(track);
     const reply = await after!.send({ op: 'acquire', scopes: ['@after-cli'] });
     expect(reply.ok ? reply.result.status : reply.error.code).toBe('acquired');

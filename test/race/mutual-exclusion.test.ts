@@ -1,5 +1,5 @@
 /**
- * DESIGN 9.1 and 9.3 on every backend that stores across processes (the file store and Redis),
+ * Mutual exclusion and fences (docs/concepts.md#leases-fences-and-tokens) on every backend that stores across processes (the file store and Redis),
  * with real processes: twenty workers, each its own agent and its own holder, are released
  * together at a gate (one stdin line to each, written in one synchronous loop while all of them
  * idle on stdin with the library loaded and the store open). Ten claim `lib/**`, ten claim
@@ -225,7 +225,7 @@ for (const backend of BACKENDS) {
         expect((await observer.list()).locks).toEqual([]);
       }
 
-      // DESIGN 9.3: in grant order (the store's order) every fence exceeds every earlier one.
+      // Fences: in grant order (the store's order) every fence exceeds every earlier one.
       for (let i = 1; i < grantOrder.length; i += 1) {
         expect(grantOrder[i]!, `grant ${i} of ${grantOrder.length}`).toBeGreaterThan(grantOrder[i - 1]!);
       }

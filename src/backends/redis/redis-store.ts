@@ -360,7 +360,7 @@ export class RedisStore implements Backend {
       // they keep growing even after the server lost its data or came back from an older snapshot.
       const base = Math.max(cache.fence, fenceFromClock(now));
       // A decision on some domains still sees the whole snapshot, so that it reaps a dead holder's
-      // lock wherever it lies (DESIGN 9.2: on the next decision). What it answers depends only on
+      // lock wherever it lies (docs/concepts.md: on the next decision). What it answers depends only on
       // its domains' records, which the script compares: scopes of other domains can neither
       // conflict with its scopes, nor cover them, nor queue behind them (core/domains).
       const state: StoreState = { locks: cache.locks, fence: base, tombstones: cache.tombstones };

@@ -9,7 +9,7 @@ export async function release(
   cli: Cli,
   scopes: string[],
   opts: { all?: boolean; token?: string },
-  command = 'release',
+  command: 'release' | 'release-all' = 'release',
 ) {
   if (opts.all && scopes.length > 0)
     throw new AgentLockError('E_USAGE', 'release takes scopes or --all, not both', {

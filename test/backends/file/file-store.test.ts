@@ -1,5 +1,5 @@
 /**
- * Safety of the file store on a real file system (DESIGN 7): private modes, refusal of planted
+ * Safety of the file store on a real file system (docs/stores.md): private modes, refusal of planted
  * symlinks, repair of a torn last line, fail-closed reading of a corrupt line, and the store mutex
  * left behind by a dead process (taken over) or held by a live one (reported, not waited for ever).
  */
@@ -12,8 +12,8 @@ import {
   linkSync,
   lstatSync,
   mkdirSync,
-  readFileSync,
   readdirSync,
+  readFileSync,
   renameSync,
   rmSync,
   statSync,

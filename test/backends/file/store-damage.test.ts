@@ -1,5 +1,5 @@
 /**
- * A damaged file store fails closed (DESIGN 10): whatever was done to its log, no decision grants
+ * A damaged file store fails closed (docs/stores.md): whatever was done to its log, no decision grants
  * a lock over the damage, the damaged bytes stay exactly as they were, and only `repair` moves them
  * aside (kept) and lets the store go on with what could be read, fences above anything granted.
  */

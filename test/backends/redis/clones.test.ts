@@ -1,5 +1,5 @@
 /**
- * Issue 3 / DESIGN 2 (tree key): two clones of one git repository, at different paths and each
+ * Issue 3, the tree key (docs/concepts.md#tree-and-store): two clones of one git repository, at different paths and each
  * with its own store folder (the default, `<git common dir>/agent-locks`), sharing one Redis server
  * and prefix, as agents on two machines would. Driven through the real CLI with different AGENT_IDs:
  * - with the same AGENT_LOCK_TREE their overlapping path scopes block each other (`src/**` against

@@ -1,5 +1,5 @@
 /**
- * A damaged Redis store fails closed (DESIGN 10), on a real server: records and metadata of the
+ * A damaged Redis store fails closed (docs/stores.md), on a real server: records and metadata of the
  * store hash overwritten with garbage, or the store key replaced by another type. No decision
  * grants a lock over the damage, the damaged values stay exactly as they were, and only `repair`
  * moves them into {PREFIX}:damaged:<time> (kept) and lets the store go on, fences above all before.

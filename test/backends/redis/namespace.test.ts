@@ -1,5 +1,5 @@
 /**
- * One store per repository (DESIGN 10): a Redis server that new stores find by the automatic probe
+ * One store per repository (docs/stores.md): a Redis server that new stores find by the automatic probe
  * is shared only by clones of one repository. Real repositories, a real server at the probed port,
  * the real CLI; nothing sets a prefix unless the case says so.
  */

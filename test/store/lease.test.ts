@@ -1,5 +1,5 @@
 /**
- * src/lease.ts through the library (`hold`, `withLock`): what a caller can count on from a lease on
+ * src/store/lease.ts through the library (`hold`, `withLock`): what a caller can count on from a lease on
  * the memory and file stores. Renewals, the deadline, a lease lost behind its back, fences and
  * release. (Waiting for a lease, its self-renewal past its TTL, a break and a partition are in the
  * wait contract, on every backend.)
@@ -8,10 +8,10 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Backend } from '../src/backends/backend.js';
-import { LeaseLostError } from '../src/lease.js';
-import { type Locks, openLocks } from '../src/locks.js';
-import { fileStore, memoryStore, type TestStore } from './contract/stores.js';
+import type { Backend } from '../../src/backends/backend.js';
+import { type Locks, openLocks } from '../../src/locks.js';
+import { LeaseLostError } from '../../src/store/lease.js';
+import { fileStore, memoryStore, type TestStore } from '../contract/stores.js';
 
 /** Resolves with the signal's reason once it aborts. */
 const lostReason = (signal: AbortSignal) =>

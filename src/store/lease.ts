@@ -11,10 +11,11 @@
  * time went by. Every timer is unref'd and catches everything: a lost lease is reported through
  * the signal (and `onLost`), never thrown from a timer.
  */
-import type { LeaseCheckStatus, LeaseRef, Outcome, ReleaseStatus, RenewStatus } from './core/decide.js';
-import type { WatchListener } from './backends/backend.js';
-import type { ErrorCode } from './core/errors.js';
-import type { Lock } from './core/lock.js';
+
+import type { WatchListener } from '../backends/backend.js';
+import type { LeaseCheckStatus, LeaseRef, Outcome, ReleaseStatus, RenewStatus } from '../core/decide.js';
+import type { ErrorCode } from '../core/errors.js';
+import type { Lock } from '../core/lock.js';
 
 export type LeaseLostReason = 'broken' | 'expired' | 'unreachable';
 
