@@ -4,20 +4,12 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import {
-  chmodSync,
-  existsSync,
-  lstatSync,
-  readFileSync,
-  realpathSync,
-  renameSync,
-  writeFileSync,
-} from 'node:fs';
+import { chmodSync, lstatSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Answer, CliContext } from '../answers/answer.js';
 import { exitCodeFor } from '../answers/contract.js';
 import { describeHolder, paint, quoteArg } from '../answers/render.js';
+import { packageBin } from '../host/package-bin.js';
 import { AgentLockError } from '../core/errors.js';
 import { type Identity, resolveIdentity } from '../core/identity.js';
 import type { Lock } from '../core/lock.js';
@@ -56,24 +48,6 @@ function workDir(cli: CliContext): string {
 
 // ---------------------------------------------------------------------------------------------
 // Installing the hook
-
-/** The installed package's bin script, found upward from this module (src/ in tests, dist/ built). */
-function binScript(): string | null {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 5; i++) {
-    try {
-      const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: string };
-      const bin = path.join(dir, 'bin', 'alock.js');
-      if (pkg.name === 'agent-lock' && existsSync(bin)) return realpathSync(bin);
-    } catch {
-      // no package.json here: keep climbing
-    }
-    const parent = path.dirname(dir);
-    if (parent === dir) break;
-    dir = parent;
-  }
-  return null;
-}
 
 const sh = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
 
@@ -134,7 +108,7 @@ export async function installGitHook(cli: CliContext): Promise<Answer> {
   makeDirs(hooks);
   const hook = path.join(hooks, 'pre-commit');
   const chained = path.join(hooks, CHAINED);
-  const text = hookScript(process.execPath, binScript());
+  const text = hookScript(process.execPath, packageBin());
   const answer = (status: 'installed' | 'unchanged', lines: string[], message: string): Answer => ({
     command: 'hooks',
     status,

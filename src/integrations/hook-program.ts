@@ -1,30 +1,6 @@
-/**
- * The command each harness's hook runs, and what each harness still needs switched on before it
- * runs it: written by `alock hooks install` (harness-install.ts), read again by `alock doctor`.
- */
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { CliContext } from '../answers/answer.js';
+import { packageBin } from '../host/package-bin.js';
 import type { Installable } from './harness-install.js';
-
-/** The installed package's bin script, found upward from this module (src/ in tests, dist/ built). */
-function packageBin(): string | null {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 5; i++) {
-    try {
-      const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: string };
-      const bin = path.join(dir, 'bin', 'alock.js');
-      if (pkg.name === 'agent-lock' && existsSync(bin)) return realpathSync(bin);
-    } catch {
-      // no package.json here: keep climbing
-    }
-    const parent = path.dirname(dir);
-    if (parent === dir) break;
-    dir = parent;
-  }
-  return null;
-}
 
 const sh = (text: string) =>
   /^[A-Za-z0-9@%+=:,./_-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;

@@ -38,6 +38,32 @@ export function unparsedSetting(env: Env): UnparsedPolicy | { invalid: string } 
 }
 
 /**
+ * A command nobody could read, as AGENT_LOCK_HOOK_SHELL_UNPARSED says: a bad value and `deny`
+ * refuse it (`what`: what could not be read, `instead`: what to do); otherwise null, and the
+ * caller decides. `unreadNote` is the note it goes through with.
+ */
+export function unparsedRefusal(policy: UnparsedPolicy | { invalid: string }, what: string, instead: string) {
+  if (typeof policy === 'object') {
+    return deny(
+      `agent-lock: AGENT_LOCK_HOOK_SHELL_UNPARSED must be allow or deny (got ${JSON.stringify(policy.invalid)}); fix or unset it`,
+      { error: 'AGENT_LOCK_HOOK_SHELL_UNPARSED' },
+    );
+  }
+  if (policy === 'deny') {
+    return deny(
+      `agent-lock could not ${what}, so it cannot tell which files it writes; refused because AGENT_LOCK_HOOK_SHELL_UNPARSED=deny. ${instead}`,
+      { shell: 'unparsed' },
+    );
+  }
+  return null;
+}
+
+export function unreadNote(what: string): HookDecision {
+  const note = `agent-lock could not ${what}; it was not checked for writes to locked files`;
+  return { kind: 'allow', message: note, note, extra: { shell: 'unparsed' } };
+}
+
+/**
  * May a shell command go without its write targets read when nothing another agent holds could be
  * among them? The one place that says so: a claim on edit needs every target, held or not, and
  * turns this off while claims are on.
@@ -146,27 +172,19 @@ export async function checkShell(
     writes = await shellWriteTargets(command, base, facts);
   }
   if (writes.kind === 'unparsed') {
-    if (typeof policy === 'object') {
-      return deny(
-        `agent-lock: AGENT_LOCK_HOOK_SHELL_UNPARSED must be allow or deny (got ${JSON.stringify(policy.invalid)}); fix or unset it`,
-        { error: 'AGENT_LOCK_HOOK_SHELL_UNPARSED' },
-      );
-    }
-    if (policy === 'deny') {
-      return deny(
-        'agent-lock could not parse this shell command, so it cannot tell which files it writes; refused because AGENT_LOCK_HOOK_SHELL_UNPARSED=deny. Write it in plainer shell, or edit files with the edit tool.',
-        { shell: 'unparsed' },
-      );
-    }
+    const refused = unparsedRefusal(
+      policy,
+      'parse this shell command',
+      'Write it in plainer shell, or edit files with the edit tool.',
+    );
+    if (refused !== null) return refused;
     if (policy === 'unset') {
       const { held, reached } = await reach();
       if (reached.kind === 'held') {
         return unreadDenial(cli, 'could not parse this shell command', reached, held, who);
       }
     }
-    const note =
-      'agent-lock could not parse this shell command; it was not checked for writes to locked files';
-    return { kind: 'allow', message: note, note, extra: { shell: 'unparsed' } };
+    return unreadNote('parse this shell command');
   }
   if (writes.opaque) {
     const { held, reached } = await reach();

@@ -10,8 +10,8 @@
  */
 import path from 'node:path';
 import type { CliContext } from '../answers/answer.js';
-import { allow, checkFiles, deny, type HookAgent, type HookDecision } from './hook-check.js';
-import { unparsedSetting } from './hook-shell.js';
+import { allow, checkFiles, type HookAgent, type HookDecision } from './hook-check.js';
+import { unparsedRefusal, unparsedSetting, unreadNote } from './hook-shell.js';
 
 export type PowerShellWrites =
   | { readonly kind: 'none' }
@@ -252,19 +252,12 @@ export async function checkPowerShell(
   if (writes.kind === 'none') return allow('allowed: the command writes no file');
   // A write claims what it writes, as an edit does (with `tool`: the harness's PowerShell tool).
   if (writes.kind === 'files') return checkFiles(cli, writes.files, agent(), base, tool);
-  const setting = unparsedSetting(cli.io.env);
-  if (typeof setting === 'object') {
-    return deny(
-      `agent-lock: AGENT_LOCK_HOOK_SHELL_UNPARSED must be allow or deny (got ${JSON.stringify(setting.invalid)}); fix or unset it`,
-      { error: 'AGENT_LOCK_HOOK_SHELL_UNPARSED' },
-    );
-  }
-  if (setting === 'deny') {
-    return deny(
-      `agent-lock could not read this PowerShell command (${writes.why}), so it cannot tell which files it writes; refused because AGENT_LOCK_HOOK_SHELL_UNPARSED=deny. Use literal paths, or edit files with the edit tool.`,
-      { shell: 'unparsed' },
-    );
-  }
-  const note = `agent-lock could not read this PowerShell command (${writes.why}); it was not checked for writes to locked files`;
-  return { kind: 'allow', message: note, note, extra: { shell: 'unparsed' } };
+  const what = `read this PowerShell command (${writes.why})`;
+  return (
+    unparsedRefusal(
+      unparsedSetting(cli.io.env),
+      what,
+      'Use literal paths, or edit files with the edit tool.',
+    ) ?? unreadNote(what)
+  );
 }
