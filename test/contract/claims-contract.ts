@@ -4,9 +4,9 @@
  * when due), by its harness process, and until the agent's turn ends. The race runs real hook
  * processes (an in-process race on the memory store, which no other process can open).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -232,10 +232,20 @@ export function describeClaimContract(
         const outcomes = await Promise.all(agents.map((a) => edit(a, 'src/race.ts')));
         results = outcomes.map((o, i) => ({ allowed: o.status === 'claimed', agent: `racer-${i}` }));
       } else {
+        // A checkout of its own, as agents have: the tree is this folder whatever lies above it.
+        expect(spawnSync('git', ['init', '-q'], { cwd: tree }).status).toBe(0);
         results = await raceHooks(tree, { ...env, AGENT_LOCK_DIR: path.join(tree, '.store') }, 20, children);
       }
       const winners = results.filter((r) => r.allowed);
-      expect(winners).toHaveLength(1);
+      // On a failure, what the file store recorded for the file (its tree and scope) says why.
+      const log = path.join(tree, '.store', 'locks.log');
+      const recorded = existsSync(log)
+        ? readFileSync(log, 'utf8')
+            .split('\n')
+            .filter((line) => line.includes('race.ts'))
+            .join('\n')
+        : '';
+      expect(winners, `${JSON.stringify(winners)}\n${recorded}`).toHaveLength(1);
       const watcher = env === undefined ? await agent('watcher') : null;
       if (watcher !== null) {
         const held = (await watcher.list()).locks;
@@ -269,12 +279,16 @@ async function raceHooks(
     });
     children.push(child);
     let out = '';
+    let err = '';
     child.stdout!.on('data', (chunk) => {
       out += chunk;
     });
+    child.stderr!.on('data', (chunk) => {
+      err += chunk;
+    });
     const exited = once(child, 'exit');
     const session = `racer${String(i).padStart(2, '0')}x`;
-    return { child, session, done: exited.then(() => out) };
+    return { child, session, done: exited.then(([code]) => ({ out, err, code })) };
   });
   await Promise.all(runs.map((r) => once(r.child, 'spawn')));
   // The gate: every hook is up and reading its stdin; all payloads go now.
@@ -290,9 +304,9 @@ async function raceHooks(
     );
   }
   const outs = await Promise.all(runs.map((r) => r.done));
-  return outs.map((out, i) => {
+  return outs.map(({ out, err, code }, i) => {
     const denied = out.includes('"permissionDecision":"deny"');
-    if (!denied) expect(out).toBe('');
+    if (!denied) expect({ out, err, code }).toEqual({ out: '', err: '', code: 0 });
     return { allowed: !denied, agent: `claude-${runs[i]!.session.slice(0, 8)}` };
   });
 }
