@@ -27,6 +27,7 @@ import {
   shellQuote,
 } from './hook-check.js';
 import { checkShell } from './hook-shell.js';
+import { notAStringReason } from './tool-call.js';
 import { stampShell } from './trespass.js';
 import { shellKey } from './trespass-hooks.js';
 
@@ -188,22 +189,7 @@ export async function claudePreToolUse(cli: CliContext): Promise<Answer> {
       const command = payload.tool_input.command;
       // Not a string: no shell runs it as it stands, and nothing in it can be checked.
       if (typeof command !== 'string') {
-        const got =
-          command === undefined
-            ? 'missing'
-            : command === null
-              ? 'null'
-              : Array.isArray(command)
-                ? 'an array'
-                : typeof command === 'object'
-                  ? 'an object'
-                  : `a ${typeof command}`;
-        return claudeAnswer(
-          deny(
-            `agent-lock: this ${payload.tool_name} call's command is ${got}, not a string, so agent-lock cannot tell which files it writes; send the command as one string.`,
-            { error: 'command' },
-          ),
-        );
+        return claudeAnswer(deny(notAStringReason(payload.tool_name, command), { error: 'command' }));
       }
       if (command.trim() === '') return hookAnswer('allowed', null, 'allowed: command left as is', {});
       if (payload.tool_name === 'PowerShell') {

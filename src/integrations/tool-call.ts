@@ -88,9 +88,14 @@ export function powerShellCall(tool: string, command: unknown, cwd: unknown, cal
 }
 
 export function notAString(tool: string, command: unknown): ToolCall {
+  return { kind: 'refuse', why: notAStringReason(tool, command) };
+}
+
+/** Why a shell call whose command is not a string is refused (every harness's hook says it alike). */
+export function notAStringReason(tool: string, command: unknown): string {
   const got =
     command === undefined
-      ? 'nothing'
+      ? 'missing'
       : command === null
         ? 'null'
         : Array.isArray(command)
@@ -98,10 +103,7 @@ export function notAString(tool: string, command: unknown): ToolCall {
           : typeof command === 'object'
             ? 'an object'
             : `a ${typeof command}`;
-  return {
-    kind: 'refuse',
-    why: `agent-lock: this ${tool} call's command is ${got}, not a string, so agent-lock cannot tell which files it writes; send the command as one string.`,
-  };
+  return `agent-lock: this ${tool} call's command is ${got}, not a string, so agent-lock cannot tell which files it writes; send the command as one string.`;
 }
 
 /** A JSON-looking string as its value (Cline sends every parameter as a string), else as it is. */
