@@ -7,6 +7,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
 import { Language, type Node, Parser } from 'web-tree-sitter';
 
 export type { Node } from 'web-tree-sitter';
@@ -19,7 +20,17 @@ function wasmFile(name: string, packaged: string): string {
 
 let parser: Promise<Parser> | null = null;
 
+/**
+ * V8 moves hot WebAssembly functions to its optimising compiler on background threads. The
+ * grammar's lexer is one huge function: optimising it took about 600 ms of CPU on every hook call
+ * that loaded the grammar, and the process could not exit before it was done (measured: 0.8 s for
+ * the whole call, 0.2 s with these flags, Node 20). A hook parses one short command: the baseline
+ * compiler is enough.
+ */
+const WASM_FLAGS = ['--no-wasm-tier-up', '--no-wasm-dynamic-tiering'];
+
 async function load(): Promise<Parser> {
+  for (const flag of WASM_FLAGS) setFlagsFromString(flag);
   const runtime = wasmFile('tree-sitter.wasm', 'web-tree-sitter/tree-sitter.wasm');
   await Parser.init({ locateFile: () => runtime });
   const bash = await Language.load(
