@@ -38,8 +38,9 @@ const lazy = {
 };
 const root = fileURLToPath(new URL('..', import.meta.url));
 const lazyByFile = new Map(Object.entries(lazy).map(([name, file]) => [path.join(root, file), name]));
-// `within`: the bundle being built is itself in dist/lazy, beside the others.
-const keepLazy = (within) => ({
+// `within`: the bundle being built is itself in dist/lazy, beside the others; `ext`: which of a lazy
+// module's two bundles it loads (the hook loads the CommonJS ones, below).
+const keepLazy = (within, ext = 'js') => ({
   name: 'keep-lazy',
   setup(b) {
     b.onResolve({ filter: /^\.\.?\/.*\.js$/ }, (args) => {
@@ -47,7 +48,7 @@ const keepLazy = (within) => ({
       const name = lazyByFile.get(path.resolve(args.resolveDir, args.path.replace(/\.js$/, '.ts')));
       return name === undefined
         ? undefined
-        : { path: `./${within ? '' : 'lazy/'}${name}.js`, external: true };
+        : { path: `./${within ? '' : 'lazy/'}${name}.${ext}`, external: true };
     });
   },
 });
@@ -110,7 +111,23 @@ await build({
   outdir: 'dist',
   outExtension: { '.js': '.cjs' },
   minify: true,
-  plugins: [keepLazy(true), lazyCrypto],
+  // bin/alock.js compiles this bundle itself, with a V8 code cache, and a script compiled that way
+  // cannot run import() on Node 20 without an experimental flag: the modules the hook loads lazily
+  // come in through require(), from CommonJS bundles of their own (below).
+  supported: { 'dynamic-import': false },
+  plugins: [keepLazy(true, 'cjs'), lazyCrypto],
+});
+// The hook's lazily loaded modules as CommonJS: the shell grammar and the Redis store.
+await build({
+  ...common,
+  format: 'cjs',
+  define: { ...bundled, 'import.meta.url': '__hookUrl' },
+  banner: { js: "'use strict'; const __hookUrl = require('node:url').pathToFileURL(__filename).href;" },
+  entryPoints: { 'lazy/shell-parser': lazy['shell-parser'], 'lazy/redis-store': lazy['redis-store'] },
+  outdir: 'dist',
+  outExtension: { '.js': '.cjs' },
+  minify: true,
+  plugins: [lazyCrypto],
 });
 // shell-parser.js finds these beside itself.
 for (const wasm of ['web-tree-sitter/tree-sitter.wasm', 'tree-sitter-bash/tree-sitter-bash.wasm']) {

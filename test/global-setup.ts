@@ -4,7 +4,8 @@
  * a suite that rebuilt on its own would delete dist/ under the suites running beside it.
  */
 import { execFileSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 const repo = path.resolve(import.meta.dirname, '..');
@@ -34,8 +35,13 @@ function oldestBuilt(): number {
   }
 }
 
-export default function setup(): void {
+export default function setup(): () => void {
   if (oldestBuilt() < newest(['src', 'assets', 'scripts/build.mjs', 'package.json'])) {
     execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: repo, stdio: 'inherit' });
   }
+  // The hooks the suites run write their code cache (bin/alock.js) under XDG_CACHE_HOME: a folder
+  // of the run's own, not the user's ~/.cache.
+  const cache = mkdtempSync(path.join(os.tmpdir(), 'alock-test-cache-'));
+  process.env.XDG_CACHE_HOME = cache;
+  return () => rmSync(cache, { recursive: true, force: true });
 }
