@@ -136,7 +136,23 @@ for (const wasm of ['web-tree-sitter/tree-sitter.wasm', 'tree-sitter-bash/tree-s
     new URL(`../dist/lazy/${wasm.split('/').pop()}`, import.meta.url),
   );
 }
-await build({ ...common, entryPoints: { index: 'src/index.ts' }, outdir: 'dist', packages: 'external' });
+// The library leaves its dependencies to the user's node_modules, except the SHA-256 of
+// @noble/hashes (a few KB), bundled as in the CLI so that it stays out of the user's install.
+await build({
+  ...common,
+  entryPoints: { index: 'src/index.ts' },
+  outdir: 'dist',
+  plugins: [
+    {
+      name: 'external-but-noble',
+      setup(b) {
+        b.onResolve({ filter: /^[^./]/ }, (args) =>
+          args.path.startsWith('@noble/hashes/') ? undefined : { path: args.path, external: true },
+        );
+      },
+    },
+  ],
+});
 execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
   stdio: 'inherit',
 });

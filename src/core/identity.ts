@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { AgentLockError } from './errors.js';
 import type { Holder } from './lock.js';
+import { sha256Hex } from './sha256.js';
 
 /** One process of the ancestor chain, as the host reports it. */
 export interface ProcessFacts {
@@ -149,7 +149,7 @@ export function validateAgentId(value: string, variable: string): string {
 }
 
 function shortHash(text: string): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, 8);
+  return sha256Hex(text).slice(0, 8);
 }
 
 function slug(name: string): string {
@@ -185,7 +185,7 @@ export function sessionAgentId(prefix: string, sessionId: string): string | null
   if (/[\s\p{C}]/u.test(sessionId)) return null;
   const head = RANDOM_UUID.test(sessionId)
     ? sessionId.slice(0, 8).toLowerCase()
-    : createHash('sha256').update(sessionId).digest('hex').slice(0, 8);
+    : sha256Hex(sessionId).slice(0, 8);
   const id = `${prefix}-${head}`;
   return ID_PATTERN.test(id) ? id : null;
 }

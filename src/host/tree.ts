@@ -2,11 +2,11 @@
  * Where the caller works (its tree) and where the locks live (its store), found without running
  * git: walking up to `.git` is a few stat calls, a `git rev-parse` would cost the CLI ~5 ms.
  */
-import { createHash } from 'node:crypto';
 import { lstatSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { PathProbe } from '../core/scope.js';
+import { sha256Hex } from '../core/sha256.js';
 
 export interface TreeInfo {
   /** Real path of the tree root. */
@@ -89,7 +89,7 @@ export function storeDirFor(tree: TreeInfo, env: Readonly<Record<string, string 
   // agents started in different folders of one checkout must not split into different stores.
   if (explicit !== undefined && explicit !== '') return path.resolve(tree.root, explicit);
   if (tree.gitCommonDir !== null) return path.join(tree.gitCommonDir, 'agent-locks');
-  const digest = createHash('sha256').update(tree.root).digest('hex').slice(0, 12);
+  const digest = sha256Hex(tree.root).slice(0, 12);
   return path.join(env.HOME || os.homedir(), '.agent-locks', digest);
 }
 
@@ -272,6 +272,6 @@ export function repositoryPrefix(tree: TreeInfo, treeName: string | null): strin
       .filter(Boolean)
       .at(-1) ?? 'repo';
   const slug = name.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 32) || 'repo';
-  const digest = createHash('sha256').update(identity).digest('hex').slice(0, 10);
+  const digest = sha256Hex(identity).slice(0, 10);
   return `agent-lock:${slug}-${digest}`;
 }

@@ -3,19 +3,18 @@
  * file it would write, and what to do when that cannot be told. Each harness (claude-hook.ts,
  * harness-hooks.ts) only reads its own payload into these terms and words the decision its own way.
  */
-import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import type { CliContext } from '../answers/answer.js';
 import { AgentLockError, isAgentLockError } from '../core/errors.js';
-import { sessionAgentId, validateAgentId } from '../core/identity.js';
+import { holderProcess, sessionAgentId, validateAgentId } from '../core/identity.js';
 import type { Lock } from '../core/lock.js';
 import { resolveAsFileSystem } from '../core/scope.js';
-import { holderProcess } from '../core/identity.js';
+import { sha256Hex } from '../core/sha256.js';
+import { warningsForAgent } from '../core/worktrees.js';
 import { ancestorChain, hostName } from '../host/process.js';
 import { findTree, fsProbe } from '../host/tree.js';
 import { openLocks } from '../locks.js';
-import { warningsForAgent } from '../core/worktrees.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -64,7 +63,7 @@ export function nonEmpty(value: string | undefined): string | undefined {
 function shortAgent(agentId: string): string {
   const bare = agentId.replace(/^agent[-_]/i, '');
   if (/^[0-9a-f]{8,}$/i.test(bare)) return bare.slice(0, 8).toLowerCase();
-  return createHash('sha256').update(agentId).digest('hex').slice(0, 8);
+  return sha256Hex(agentId).slice(0, 8);
 }
 
 /** Where a harness's payload says who calls: its session (or conversation, task) and sub-agent. */

@@ -22,7 +22,7 @@ import { holderProcess, type Identity, resolveIdentity } from '../core/identity.
 import type { Holder } from '../core/lock.js';
 import { parseScope } from '../core/scope.js';
 import type { Across } from '../core/worktrees.js';
-import { sha256Hex } from '../host/hash.js';
+import { sha256Hex } from '../core/sha256.js';
 import { ancestorChain, hostName, processAlive, startStamp } from '../host/process.js';
 import { randomBytesPooled } from '../host/random.js';
 import { findTree, fsProbe, headBranch, repositoryPrefix, storeDirFor } from '../host/tree.js';
