@@ -331,6 +331,16 @@ describe("a hook's check of a free file", () => {
     expect(alock('A', ['release', 'src/held.ts']).code).toBe(0);
   });
 
+  it('claims a free file without loading node:crypto (random bytes from the kernel, a hash in JS)', () => {
+    const r = edit('first-claim.ts', {}, cryptoLoader());
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe('');
+    expect(JSON.parse(r.stderr)).toEqual([]);
+    const listed = alock('A', ['list', '--json']);
+    expect(listed.stdout).toContain('src/first-claim.ts');
+    expect(alock('A', ['break', 'src/first-claim.ts']).code).toBe(0);
+  });
+
   it('answers a further edit of a file the agent claims without loading node:crypto', () => {
     // The first edit claims (a new lock needs a token); the next ones change nothing.
     expect(edit('claimed.ts', {}).status).toBe(0);

@@ -6,11 +6,11 @@
  * SIGKILLed process never wedges the store; a live but stuck owner is waited for up to
  * AGENT_LOCK_MUTEX_TIMEOUT, then reported.
  */
-import { randomBytes } from 'node:crypto';
 import { linkSync, lstatSync, readdirSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
-import type { Holder } from '../../core/lock.js';
 import { AgentLockError } from '../../core/errors.js';
+import type { Holder } from '../../core/lock.js';
+import { randomTextPooled } from '../../host/random.js';
 import { FALLBACK_FIRST_MS, FALLBACK_LAST_MS, type LineStats, MutexLine } from './mutex-line.js';
 import { createExclusive, readPrivate, readPrivateOrNull, storeGone } from './safe-fs.js';
 
@@ -39,7 +39,7 @@ export class FileMutex {
   private readonly mutexPath: string;
   /**
    * The owner file's name and the line of waiters, made on first use: a handle that only reads
-   * (a hook's check answered from the log) never loads node:crypto for the random nonce.
+   * (a hook's check answered from the log) never draws random bytes for the nonce.
    */
   private named: { nonce: string; ownerPath: string; line: MutexLine } | null = null;
   private ownerIno = -1;
@@ -68,7 +68,7 @@ export class FileMutex {
 
   private get own(): { nonce: string; ownerPath: string; line: MutexLine } {
     if (this.named === null) {
-      const nonce = randomBytes(8).toString('hex');
+      const nonce = randomTextPooled(8, 'hex');
       this.named = {
         nonce,
         ownerPath: path.join(this.dir, `owner.${this.me.pid}.${nonce}`),

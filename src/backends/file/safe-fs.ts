@@ -2,8 +2,8 @@
  * File operations for the store folder that never follow a symlink planted where the store, a
  * record or the mutex should be, and that create everything private to the user (0700 / 0600).
  */
-import { randomBytes } from 'node:crypto';
 import {
+  chmodSync,
   closeSync,
   constants,
   fstatSync,
@@ -12,12 +12,12 @@ import {
   openSync,
   readSync,
   renameSync,
-  chmodSync,
   writeSync,
 } from 'node:fs';
 import { dirname } from 'node:path';
 import { AgentLockError } from '../../core/errors.js';
 import { makeDirs } from '../../host/make-dirs.js';
+import { randomTextPooled } from '../../host/random.js';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW } = constants;
 
@@ -135,7 +135,7 @@ export function writeAll(fd: number, data: Buffer): void {
 
 /** Writes a whole file so that readers see the old content or the new, never a mix. */
 export function writeAtomic(path: string, data: string | Buffer): void {
-  const tmp = `${path}.tmp.${randomBytes(6).toString('hex')}`;
+  const tmp = `${path}.tmp.${randomTextPooled(6, 'hex')}`;
   const fd = openNoFollow(tmp, O_WRONLY | O_CREAT | O_EXCL);
   try {
     writeAll(fd, typeof data === 'string' ? Buffer.from(data) : data);
