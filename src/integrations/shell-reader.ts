@@ -1,10 +1,12 @@
 /**
  * A light reader for the plain shell most agent commands are (`git status 2>&1`, `npm run build
  * 2>&1 | tail -5`, `cd x && npm test`, `echo x > f`): words with quotes and escapes, `$VAR`,
- * `$'...'`, `~`, lists (`;`, `&&`, `||`, `&`, new lines), pipelines, redirections and comments.
- * Anything more (`$(...)`, backquotes, here-documents, `( )`, `{ }`, `if`, `for`, `case`, `[[`,
- * process substitution, `<<<`) is left to the full shell grammar: this reader answers null, so that
- * where it answers it reads the command exactly as the grammar would. It loads nothing.
+ * `$'...'`, `~`, lists (`;`, `&&`, `||`, `&`, new lines), pipelines, redirections, comments, and
+ * here-documents (`cat > f <<'EOF'`, and `"$(cat <<'EOF' ... EOF)"`, the way agents pass a commit
+ * message or a pull request's body). Anything more (other `$(...)`, backquotes, `( )`, `{ }`, `if`,
+ * `for`, `case`, `[[`, process substitution, `<<<`, a here-document whose body would run a command)
+ * is left to the full shell grammar: this reader answers null, so that where it answers it reads the
+ * command's writes exactly as the grammar would. It loads nothing.
  */
 
 export interface LightRedirect {
@@ -82,6 +84,69 @@ function simpleExpansion(s: string, i: number): number {
 
 class Bail extends Error {}
 
+/** A here-document waiting for its body, which starts on the line after its operator's. */
+interface Heredoc {
+  readonly delimiter: string;
+  /** A quoted delimiter (`<<'EOF'`, `<<"EOF"`, `<<\EOF`) keeps the body as it is written. */
+  readonly quoted: boolean;
+  /** `<<-`: tabs at the start of each line go. */
+  readonly stripTabs: boolean;
+}
+
+/** `<<WORD` or `<<-WORD` at `s[i]`: the here-document and where its operator ends. */
+function heredocOperator(s: string, i: number): { heredoc: Heredoc; end: number } {
+  let j = i + 2;
+  const stripTabs = s[j] === '-';
+  if (stripTabs) j++;
+  while (s[j] === ' ' || s[j] === '\t') j++;
+  const m = /^(?:'([\w.-]+)'|"([\w.-]+)"|(\\?)([\w.-]+))/.exec(s.slice(j, j + 200));
+  // A delimiter made of other characters, or glued to more (`'EOF'x`), is the grammar's to read.
+  if (m === null || !' \t\n;&|<>'.includes(s[j + m[0].length] ?? ' ')) throw new Bail();
+  const quoted = m[4] === undefined || m[3] === '\\';
+  return { heredoc: { delimiter: m[1] ?? m[2] ?? m[4]!, quoted, stripTabs }, end: j + m[0].length };
+}
+
+/**
+ * Skips the bodies of `docs`, in order, from `s[i]` (the start of the line after their operators):
+ * where the text after the last delimiter line starts. An unterminated body, or an unquoted one with
+ * a substitution (it would run a command), is the grammar's.
+ */
+function skipBodies(s: string, i: number, docs: readonly Heredoc[]): number {
+  for (const doc of docs) {
+    for (;;) {
+      if (i >= s.length) throw new Bail();
+      const newline = s.indexOf('\n', i);
+      const line = s.slice(i, newline < 0 ? s.length : newline);
+      i = newline < 0 ? s.length : newline + 1;
+      if ((doc.stripTabs ? line.replace(/^\t+/, '') : line) === doc.delimiter) break;
+      if (!doc.quoted && /`|\$\(/.test(line)) throw new Bail();
+    }
+  }
+  return i;
+}
+
+/**
+ * `$(cat <<'EOF' ... EOF)` at `s[i]` (agents' way to pass a long text: `git commit -m "$(cat
+ * <<'EOF' ...)"`): its length, else 0. `cat` writes only into the substitution, whose text is then
+ * an expansion like any other.
+ */
+function catHeredoc(s: string, i: number): number {
+  const head = /^\$\(cat[ \t]+(?=<<)/.exec(s.slice(i, i + 20));
+  if (head === null) return 0;
+  try {
+    const { heredoc, end } = heredocOperator(s, i + head[0].length);
+    let j = end;
+    while (s[j] === ' ' || s[j] === '\t') j++;
+    if (s[j] !== '\n') return 0;
+    j = skipBodies(s, j + 1, [heredoc]);
+    while (s[j] === ' ' || s[j] === '\t' || s[j] === '\n') j++;
+    return s[j] === ')' ? j + 1 - i : 0;
+  } catch (error) {
+    if (error instanceof Bail) return 0;
+    throw error;
+  }
+}
+
 /** The command as pipelines of simple commands, or null when it needs the full grammar. */
 export function readLight(command: string, home?: string): LightList | null {
   try {
@@ -102,6 +167,8 @@ function read(s: string, home: string | undefined): LightList {
   let pending: string | null = null;
   /** After `&&`, `||` or `|`, a command must follow. */
   let needsCommand = false;
+  /** Here-documents whose bodies start after the current line. */
+  let heredocs: Heredoc[] = [];
 
   // The word being read.
   let text = '';
@@ -167,8 +234,15 @@ function read(s: string, home: string | undefined): LightList {
       i++;
     } else if (c === '\n') {
       endWord(i);
-      if (!needsCommand) endCommand('newline');
+      // `a |\n b` goes on to b; after `a | b`, the line ends b.
+      if (!needsCommand || words.length > 0 || redirects.length > 0 || pending !== null) {
+        endCommand('newline');
+      }
       i++;
+      if (heredocs.length > 0) {
+        i = skipBodies(s, i, heredocs);
+        heredocs = [];
+      }
     } else if (c === '\\') {
       if (next === '\n') {
         i += 2;
@@ -210,6 +284,12 @@ function read(s: string, home: string | undefined): LightList {
             i += length;
             continue;
           }
+          const substitution = catHeredoc(s, i);
+          if (substitution > 0) {
+            literal = false;
+            i += substitution;
+            continue;
+          }
           if (s[i + 1] === '(' || s[i + 1] === '{' || s[i + 1] === '[') throw new Bail();
         }
         text += d;
@@ -227,7 +307,7 @@ function read(s: string, home: string | undefined): LightList {
         i = j + 1;
         continue;
       }
-      const length = simpleExpansion(s, i);
+      const length = simpleExpansion(s, i) || catHeredoc(s, i);
       if (length === 0) {
         if (next === undefined || next === ' ' || next === '\t' || next === '\n') {
           text += c;
@@ -279,7 +359,15 @@ function read(s: string, home: string | undefined): LightList {
       if (pending !== null) throw new Bail();
       const two = s.slice(i, i + 2);
       const three = s.slice(i, i + 3);
-      if (three === '<<<' || two === '<<' || two === '<(' || two === '>(') throw new Bail();
+      if (two === '<<' && three !== '<<<') {
+        const { heredoc, end } = heredocOperator(s, i);
+        heredocs.push(heredoc);
+        // Read from, never written: a redirection all the same (`<<EOF` alone is a command).
+        redirects.push({ op: '<<', target: null });
+        i = end;
+        continue;
+      }
+      if (three === '<<<' || two === '<(' || two === '>(') throw new Bail();
       const op = ['>>', '>|', '>&', '<>', '<&'].includes(two) ? two : c;
       pending = op;
       i += op.length;
@@ -291,6 +379,8 @@ function read(s: string, home: string | undefined): LightList {
     }
   }
   endWord(s.length);
+  // A here-document's operator on the last line: its body never comes.
+  if (heredocs.length > 0) throw new Bail();
   if (needsCommand && words.length === 0 && redirects.length === 0) throw new Bail();
   if (words.length > 0 || redirects.length > 0 || pending !== null) endCommand('list');
   if (pipeline.length > 0) list.push(pipeline);

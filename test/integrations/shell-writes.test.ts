@@ -266,10 +266,96 @@ describe('the light reader: plain commands never load the shell grammar', () => 
     expect(result).toEqual({ kind: 'writes', files: expected, opaque: false, reader: 'light' });
   });
 
-  it.each([['cat <<EOF > a\nx\nEOF'], ['echo $(date) > a'], ['if true; then rm a; fi'], ['(cd a && rm b)']])(
-    '%j is left to the grammar',
-    async (command) => {
-      expect(await lightShellWrites(command, CWD, FACTS)).toBeNull();
-    },
-  );
+  it.each([
+    ['cat <<EOF > a\n$(date)\nEOF'],
+    ['echo $(date) > a'],
+    ['if true; then rm a; fi'],
+    ['(cd a && rm b)'],
+  ])('%j is left to the grammar', async (command) => {
+    expect(await lightShellWrites(command, CWD, FACTS)).toBeNull();
+  });
+});
+
+describe('the light reader: a new line ends the command after a pipe or &&', () => {
+  // Read as one command, `tail -5 sed -i ... src/a.ts`, the sed's write went unseen.
+  it.each([
+    ["npm test | tail -5\nsed -i 's/a/b/' src/a.ts", r('src/a.ts')],
+    ['make && echo ok\nrm src/b.ts', r('src/b.ts')],
+    ['echo a | tee x\nrm y', r('x', 'y')],
+    ['echo a |\n  tee x', r('x')],
+    ['true &&\n\n  rm z', r('z')],
+  ])('%j', async (command, expected) => {
+    const light = await lightShellWrites(command, CWD, FACTS);
+    expect(light).not.toBeNull();
+    expect([...light!.files].sort()).toEqual(expected);
+  });
+});
+
+describe('the light reader: here-documents', () => {
+  // [command, files written, the substitution's text is an expansion (so the word is unknown)]
+  const light = async (command: string) =>
+    shellWriteTargets(command, CWD, FACTS, async () => {
+      throw new Error('the parser was loaded');
+    });
+  it.each([
+    ["cat > gen.ts <<'EOF'\nconst a = $(rm x) > b.ts;\n`rm y`\nEOF", r('gen.ts')],
+    ['cat <<EOF > gen.ts\nexport const x = $HOME;\nEOF', r('gen.ts')],
+    ['cat <<-EOF > gen.ts\n\tindented\n\tEOF', r('gen.ts')],
+    ['cat <<\\EOF > gen.ts\n$(not run)\nEOF', r('gen.ts')],
+    ["cat <<'A' > a.ts; cat <<'B' > b.ts\none\nA\ntwo\nB\necho x > c.ts", r('a.ts', 'b.ts', 'c.ts')],
+    ["cat <<'EOF' | tee out.ts\n> not-a-redirect.ts\nEOF\nrm gone.ts", r('out.ts', 'gone.ts')],
+    ['git commit -m "$(cat <<\'EOF\'\nFix the loop\n\nIt kept > polling "forever" (see #12)\nEOF\n)"', r()],
+    [
+      'gh pr create --title x --body "$(cat <<\'EOF\'\n## Summary\n- a ) b\nEOF\n)" && echo done > log',
+      r('log'),
+    ],
+    ['echo "$(cat <<EOF\nplain $USER\nEOF\n)" > note.md', r('note.md')],
+    ["python3 - <<'EOF'\nopen('src/a.ts', 'w')\nEOF", r()],
+  ])('%j', async (command, expected) => {
+    const result = await light(command);
+    expect(result.kind).toBe('writes');
+    if (result.kind !== 'writes') return;
+    expect([...result.files].sort()).toEqual(expected);
+  });
+
+  it('a script read from a here-document is opaque, as the grammar says', async () => {
+    const result = await light("python3 - <<'EOF'\nopen('src/a.ts', 'w')\nEOF");
+    expect(result).toMatchObject({ kind: 'writes', opaque: true });
+    const patch = await light(
+      "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: src/a.ts\n*** End Patch\nEOF",
+    );
+    expect(patch).toMatchObject({ kind: 'writes', opaque: true });
+  });
+
+  it.each([
+    ['cat <<EOF > a\n$(rm b)\nEOF'], // an unquoted body runs its substitutions
+    ['cat <<EOF > a\n`rm b`\nEOF'],
+    ['cat <<EOF > a\nno end'],
+    ['cat <<EOF > a'],
+    ["cat <<'EOF'x > a\nEOF"],
+    ['cat <<"$X" > a\nx\n$X'],
+    ['echo "$(cat <<EOF\n$(rm b)\nEOF\n)"'],
+    ['echo "$(cat <<\'EOF\'\nx\nEOF\n; rm b)"'],
+    ['echo "$(cat a <<\'EOF\'\nx\nEOF\n)"'],
+  ])('%j is left to the grammar', async (command) => {
+    expect(await lightShellWrites(command, CWD, FACTS)).toBeNull();
+  });
+
+  it('reads what the grammar reads on every here-document it answers', async () => {
+    const { parseShell } = await import('../../src/integrations/shell-parser.js');
+    for (const command of [
+      "cat > gen.ts <<'EOF'\nconst a = 1;\nEOF",
+      'cat <<EOF > gen.ts\nexport const x = $HOME;\nEOF',
+      'git commit -m "$(cat <<\'EOF\'\nFix the loop\nEOF\n)" && echo x > d.ts',
+      "python3 - <<'EOF'\nprint(1)\nEOF",
+    ]) {
+      const fromLight = await lightShellWrites(command, CWD, FACTS);
+      const fromGrammar = await shellWriteTargets(`{ ${command}\n}`, CWD, FACTS, parseShell);
+      expect(fromLight, command).not.toBeNull();
+      expect(fromGrammar.kind, command).toBe('writes');
+      if (fromLight === null || fromGrammar.kind !== 'writes') return;
+      expect([...fromLight.files].sort(), command).toEqual([...fromGrammar.files].sort());
+      expect(fromLight.opaque, command).toBe(fromGrammar.opaque);
+    }
+  });
 });
