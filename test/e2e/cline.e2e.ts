@@ -18,6 +18,7 @@ const cline = pinned;
 harnessSuite({
   ...cline,
   id: 'cline',
+  trespassTold: true,
   setup(sb, serverUrl) {
     const auth = spawnSync(
       binaryPath(cline),

@@ -35,6 +35,7 @@ export const E2eRecord = async () => ({
 harnessSuite({
   ...pinned,
   id: 'opencode',
+  trespassTold: true,
   setup(sb, serverUrl) {
     writeJson(path.join(sb.home, '.config', 'opencode', 'opencode.json'), {
       $schema: 'https://opencode.ai/config.json',

@@ -3,8 +3,10 @@
  * (a) a held file's edit refused, the file unchanged and the refusal (naming the holder) reaching
  * the model; (b) a free edit allowed; (c) a held file written by the harness's shell tool refused
  * (`echo > f`, `sed -i`); (d) `alock acquire` run through the harness's own shell tool succeeding
- * (its sandbox lets the store be written). Last, the same free-edit session is timed with our
- * hooks and without them.
+ * (its sandbox lets the store be written); where a harness opts in, (e) one id per session, door
+ * against door (the hook's and the shell's `alock whoami`), and (f) a shell write no parser reads
+ * caught after the fact (`trespassed`). Last, the same free-edit session is timed with our hooks and
+ * without them. Two sessions at once are in pairs.ts.
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
