@@ -7,5 +7,5 @@ import { codexDef } from './codex.js';
 import { pairSuite } from './pairs.js';
 
 pairSuite(claudeDef, claudeDef, { ask: true });
-pairSuite(codexDef, codexDef);
+pairSuite(codexDef, codexDef, { ask: true });
 pairSuite(claudeDef, codexDef, { ask: true });

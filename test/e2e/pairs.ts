@@ -161,21 +161,31 @@ export function pairSuite(first: HarnessDef, second: HarnessDef, options: PairOp
         ran1 = await run1;
       }
       expect(ran1.code, `session 1 failed\n${describeRun(ran1)}`).toBe(0);
-      if (ask) {
-        expect(
-          server.of(s1).some((r) => r.raw.includes(ASK_TEXT)),
-          `the ask did not reach session 1's model on its next call\n${describeRun(ran1)}`,
-        ).toBe(true);
-      }
 
       // Session 1's turn has ended: its own turn-end hook released the claim (not the reaper).
       const log = events(sb).slice(before);
-      const ends = log.filter((e) => e.scope === 'src/a.ts' && e.agent_id === id1 && e.type !== 'claimed');
+      const mine = log.filter((e) => e.scope === 'src/a.ts' && e.agent_id === id1);
+      const ends = mine.filter((e) =>
+        ['released', 'expired', 'reaped', 'orphaned', 'broken'].includes(e.type),
+      );
       expect(
         ends.map((e) => [e.type, e.reason]),
         JSON.stringify(log),
       ).toEqual([['released', expect.stringMatching(/turn ended/)]]);
       expect(locks(sb).filter((l) => l.scope === 'src/a.ts')).toEqual([]);
+      if (ask) {
+        const asked = mine.filter((e) => e.type === 'asked');
+        expect(
+          asked.map((e) => [e.reason, e.by?.split('-')[0]]),
+          'the store has no ask from session 2',
+        ).toEqual([[ASK_TEXT, second.id]]);
+        // Only a hook can have put it there: session 1's conversation after its held answer.
+        const told = server.of(s1).map((r) => r.raw);
+        expect(
+          told.some((t) => t.includes(`${asked[0]?.by} asks you about src/a.ts`) && t.includes(ASK_TEXT)),
+          `the ask did not reach session 1's model on its next call\n${describeRun(ran1)}`,
+        ).toBe(true);
+      }
 
       // A new session 2 edits the file: it goes through, and claims it under its own id.
       const run3 = await session(second, s3, (tools, wire) => second.edit(tools, wire, file, V2, V3));
