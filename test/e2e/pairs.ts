@@ -21,7 +21,7 @@ import {
   type Sandbox,
 } from './kit.js';
 import { ModelServer, type ToolCall, type Wire } from './model-server.js';
-import type { HarnessDef } from './suite.js';
+import { describeRun, type HarnessDef } from './suite.js';
 
 const V1 = 'export const a = 1;';
 const V2 = 'export const a = 2;';
@@ -32,11 +32,6 @@ interface Listed {
   readonly scope: string;
   readonly agent_id: string;
   readonly claim: { tool: string } | null;
-}
-
-function describeRun(run: RunResult): string {
-  const tail = (s: string) => s.trim().split('\n').slice(-15).join('\n');
-  return `exit ${run.code}${run.timedOut ? ' (timed out)' : ''} after ${run.ms} ms\nstdout:\n${tail(run.stdout)}\nstderr:\n${tail(run.stderr)}`;
 }
 
 function locks(sb: Sandbox): Listed[] {

@@ -65,7 +65,7 @@ export const TRESPASS = `python3 -c "open('src/'+'a'+'.ts','w').write('x')"`;
 
 export type CaseName = 'held-edit' | 'free-edit' | 'held-echo' | 'held-sed' | 'own-acquire';
 
-function describeRun(run: RunResult): string {
+export function describeRun(run: RunResult): string {
   const tail = (s: string) => s.trim().split('\n').slice(-15).join('\n');
   return `exit ${run.code}${run.timedOut ? ' (timed out)' : ''} after ${run.ms} ms\nstdout:\n${tail(run.stdout)}\nstderr:\n${tail(run.stderr)}`;
 }
