@@ -44,6 +44,8 @@ export const ANSWERS = {
   mine: { ok: ['listed'], fail: [] },
   conflicts: { ok: ['clear'], fail: ['conflicting'] },
   note: { ok: ['noted'], fail: ['not_found', 'refused'] },
+  ask: { ok: ['asked'], fail: ['free', 'mine'] },
+  reply: { ok: ['replied'], fail: ['not_found'] },
   resume: { ok: ['resumed'], fail: ['not_found', 'held'] },
   break: { ok: ['broken'], fail: ['not_found'] },
   log: { ok: ['listed'], fail: [], other: { aborted: `${ABORTED}, ending --follow` } },

@@ -12,7 +12,12 @@ export const scopeList = (locks: readonly Lock[]) => locks.map((l) => l.scope).j
 export const holders = (locks: readonly Lock[]) => [...new Set(locks.map((l) => l.agent_id))].join(', ');
 
 function heldBy(outcome: Said, asked: string): string {
-  return `${asked} held by ${holders(outcome.conflicts)}: work elsewhere, ask them, or check again later`;
+  return `${asked} held by ${holders(outcome.conflicts)}: work elsewhere, check again later, or ask with: alock ask ${firstScope(outcome, asked)} "..."`;
+}
+
+/** The scope to name in `alock ask`: the first one asked for, as the caller wrote it. */
+function firstScope(outcome: Said, asked: string): string {
+  return asked.split(' ')[0] || (outcome.conflicts[0]?.scope ?? asked);
 }
 
 function otherWorktree(outcome: Said, asked: string): string {
@@ -22,7 +27,7 @@ function otherWorktree(outcome: Said, asked: string): string {
 
 /** `waited`: the seconds a wait lasted before it timed out. */
 export function timeoutMessage(outcome: Said, asked: string, waited: number): string {
-  return `timeout: ${asked} held by ${holders(outcome.conflicts)} after ${waited}s: work elsewhere, ask them, or wait longer`;
+  return `timeout: ${asked} held by ${holders(outcome.conflicts)} after ${waited}s: work elsewhere, wait longer, or ask with: alock ask ${firstScope(outcome, asked)} "..."`;
 }
 
 /** A refusal shared by every verb that claims: acquire, run and check. */
@@ -95,6 +100,18 @@ export function resumeMessage(outcome: Said, asked: string): string {
     return `resumed ${outcome.locks[0]?.scope ?? asked} from ${outcome.conflicts[0]?.agent_id ?? '?'}: read its notes`;
   if (outcome.status === 'held') return heldBy(outcome, asked);
   return `no interrupted work on exactly ${asked}`;
+}
+
+export function askMessage(outcome: Said, asked: string): string {
+  if (outcome.status === 'asked')
+    return `asked ${holders(outcome.locks)} about ${asked}: told on their next tool call; their answer reaches you on yours`;
+  if (outcome.status === 'mine') return `yours: ${asked} is held by you only; nobody else to ask`;
+  return `free: nobody holds ${asked}; nobody to ask`;
+}
+
+export function replyMessage(outcome: Said, to: string): string {
+  if (outcome.status === 'replied') return `replied to ${to}: told on their next tool call`;
+  return `no request of ${to} is on your locks: nothing to reply to`;
 }
 
 export function breakMessage(outcome: Said, asked: string): string {

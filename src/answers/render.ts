@@ -23,6 +23,8 @@ export const STATUS_WORD: Record<string, string> = {
   aborted: 'ABORTED',
   lease_lost: 'LEASE LOST',
   other_worktree: 'OTHER WORKTREE',
+  asked: 'ASKED',
+  replied: 'REPLIED',
 };
 
 export interface Style {

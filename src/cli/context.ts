@@ -189,6 +189,8 @@ export class Cli implements CliContext {
       'broken',
       'listed',
       'clear',
+      'asked',
+      'replied',
     ];
     return `${paint(this.style, ok.includes(status) ? 'green' : 'red', word)} ${rest}`;
   }
@@ -223,7 +225,7 @@ export class Cli implements CliContext {
     const next =
       unreadable.length > 0
         ? `next: ${this.cmd('repair')} moves the unreadable records aside (kept), or ${this.cmd(`break --id ${unreadable.map((l) => l.id).join(' ')}`)} once you know nobody holds them`
-        : `next: work elsewhere, ask ${people.join(', ')}, or check again later (${this.cmd(`check ${asked.join(' ')}`)})`;
+        : `next: work elsewhere, check again later (${this.cmd(`check ${asked.join(' ')}`)}), or ask ${people.join(', ')} with: ${this.cmd(`ask ${asked[0] ?? ''} "..."`)}`;
     return this.answer(
       command,
       outcome,
@@ -274,7 +276,7 @@ export function timeoutAnswer<C extends CommandName>(
     [
       cli.head('timeout', `${asked.join(' ')}: still held by ${holders} after waiting ${waited}s`),
       ...cli.conflictLines(outcome.conflicts),
-      `next: wait longer (--wait=SECONDS, or --wait for ever), work elsewhere, or ask ${holders}`,
+      `next: wait longer (--wait=SECONDS, or --wait for ever), work elsewhere, or ask ${holders} with: ${cli.cmd(`ask ${asked[0] ?? ''} "..."`)}`,
     ],
     timeoutMessage(outcome, asked.join(' '), waited),
   );

@@ -5,6 +5,7 @@
  */
 import { type CliCommand, describeContract } from './command.js';
 import { acquireCommand } from './commands/acquire.js';
+import { askCommand } from './commands/ask.js';
 import { breakCommand } from './commands/break.js';
 import { checkCommand } from './commands/check.js';
 import { completionCommand } from './commands/completion.js';
@@ -24,6 +25,7 @@ import { noteCommand } from './commands/note.js';
 import { releaseAllCommand } from './commands/release-all.js';
 import { releaseCommand } from './commands/release.js';
 import { renewCommand } from './commands/renew.js';
+import { replyCommand } from './commands/reply.js';
 import { repairCommand } from './commands/repair.js';
 import { resumeCommand } from './commands/resume.js';
 import { runCommand } from './commands/run.js';
@@ -44,6 +46,8 @@ export const COMMANDS: readonly CliCommand[] = [
   mineCommand,
   conflictsCommand,
   noteCommand,
+  askCommand,
+  replyCommand,
   resumeCommand,
   breakCommand,
   logCommand,

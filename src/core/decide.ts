@@ -5,6 +5,14 @@
  * core/decisions/, by subject; this module names them for the rest of the code.
  */
 export type { EventType, StoreEvent } from './events.js';
+export {
+  type AskStatus,
+  type Delivered,
+  decideAsk,
+  decideReply,
+  decideTakeMail,
+  type ReplyStatus,
+} from './decisions/ask.js';
 export { decideAcquire } from './decisions/acquire.js';
 export {
   type ClaimOutcome,

@@ -24,6 +24,10 @@ export const EVENT_TYPES = [
   'claimed',
   /** A shell command of another agent changed a held file (seen by a post-tool hook). */
   'trespassed',
+  /** Another agent left a request on the lock (`by` the asker, `reason` its text). */
+  'asked',
+  /** The holder answered an asker (`reason`: `to ASKER: text`). */
+  'replied',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -44,6 +44,20 @@ export interface Claim {
   readonly last_edit_at: number;
 }
 
+/**
+ * A message kept on a lock record (decisions/ask.ts): another agent's request to its holder
+ * (`ask`), or the holder's answer to that agent (`reply`). Delivered once, on the addressee's next
+ * hook call; `delivered_at` marks it taken, in the same atomic step that hands it over.
+ */
+export interface Mail {
+  readonly type: 'ask' | 'reply';
+  readonly from: string;
+  readonly to: string;
+  readonly text: string;
+  readonly at: number;
+  readonly delivered_at: number | null;
+}
+
 /** A lock as the stores keep it. Times are epoch milliseconds. */
 export interface LockRecord {
   readonly id: string;
@@ -89,6 +103,8 @@ export interface LockRecord {
   readonly checkout?: Checkout;
   /** Set on a claim (see Claim); absent on a lock taken on purpose. */
   readonly claim?: Claim;
+  /** Requests to the holder and its answers (see Mail); absent when none was ever left. */
+  readonly mail?: readonly Mail[];
 }
 
 /** A lock as the library, the CLI's JSON and the MCP server show it. */
@@ -261,6 +277,7 @@ export function isLockRecord(value: unknown): value is LockRecord {
       typeof r.token_hash === 'string' &&
       (r.checkout === undefined || isCheckout(r.checkout)) &&
       (r.claim === undefined || isClaim(r.claim)) &&
+      (r.mail === undefined || isMailList(r.mail)) &&
       scopeReadable(kind, r.scope)
     )
   )
@@ -304,6 +321,25 @@ function isCheckout(value: unknown): boolean {
 function isClaim(value: unknown): boolean {
   const c = value as Partial<Claim> | null;
   return typeof c === 'object' && c !== null && typeof c.tool === 'string' && finite(c.last_edit_at);
+}
+
+function isMailList(value: unknown): boolean {
+  if (!Array.isArray(value)) return false;
+  for (const item of value) {
+    const m = item as Partial<Mail> | null;
+    if (
+      typeof m !== 'object' ||
+      m === null ||
+      (m.type !== 'ask' && m.type !== 'reply') ||
+      typeof m.from !== 'string' ||
+      typeof m.to !== 'string' ||
+      typeof m.text !== 'string' ||
+      !finite(m.at) ||
+      !(m.delivered_at === null || finite(m.delivered_at))
+    )
+      return false;
+  }
+  return true;
 }
 
 function finite(value: unknown): boolean {

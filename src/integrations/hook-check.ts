@@ -15,6 +15,7 @@ import { warningsForAgent } from '../core/worktrees.js';
 import { ancestorChain, hostName } from '../host/process.js';
 import { findTree, fsProbe } from '../host/tree.js';
 import { openLocks } from '../locks.js';
+import { leaveMailHint, mailLines } from './mail.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -341,8 +342,12 @@ async function checkFileIn(
     }
     const shown = path.relative(locks.tree.root, file) || file;
     const told = warningsForAgent(outcome.warnings);
+    // Messages wait for this agent (seen in the same read): a refusal takes them at once, since every
+    // harness shows its reason to the agent; an allowed call leaves them to the harness's own place
+    // for context (trespass-hooks.ts), told by a hint.
+    if (outcome.mail === true && outcome.status !== 'held') leaveMailHint(cli.io.env, agent.agentId, dir);
     if (outcome.status === 'other_worktree') {
-      const reason = `${told} AGENT_LOCK_WORKTREES=block: do not edit ${shown} here; work on something else, or ask its holder to merge first.`;
+      const reason = `${told} AGENT_LOCK_WORKTREES=block: do not edit ${shown} here; work on something else, or ask its holder to merge first (${cli.name} ask ${shellQuote(shown)} "...").`;
       return deny(reason, { file: shown, agent }, outcome.conflicts);
     }
     if (outcome.status !== 'held') {
@@ -399,7 +404,8 @@ async function checkFileIn(
     }
     const reason = [
       `agent-lock: ${shown} is locked by another agent: ${conflicts.map(holderLine).join('; ')}${wait > 0 ? ` (still, after waiting ${wait}s)` : ''}.`,
-      `You are ${agent.agentId}. Do not edit it: work on something else, ask its holder, or check again later (${cli.name} check ${shellQuote(shown)}).`,
+      `You are ${agent.agentId}. Do not edit it: work on something else, check again later (${cli.name} check ${shellQuote(shown)}), or ask its holder with: ${cli.name} ask ${shellQuote(shown)} "..."`,
+      ...(outcome.mail === true ? mailLines(await locks.takeMail(), cli.name) : []),
     ].join(' ');
     return deny(reason, { file: shown, agent }, conflicts);
   } finally {

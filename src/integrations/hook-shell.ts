@@ -226,7 +226,7 @@ function unreadDenial(
   const holders = held.locks.filter((lock) => lock.scope === reached.scope);
   const reason = [
     `agent-lock ${what}, and its word ${JSON.stringify(reached.word)} names ${reached.scope}, held by another agent: ${holders.map(holderLine).join('; ')}.`,
-    `You are ${agent.agentId}. Do not write it: write other files with the edit tool, work on something else, or ask its holder (${cli.name} check ${shellQuote(reached.scope)}).`,
+    `You are ${agent.agentId}. Do not write it: write other files with the edit tool, work on something else, check again later (${cli.name} check ${shellQuote(reached.scope)}), or ask its holder with: ${cli.name} ask ${shellQuote(reached.scope)} "..."`,
   ].join(' ');
   return deny(reason, { file: reached.scope, agent, shell: 'unread' }, holders);
 }

@@ -20,6 +20,7 @@
  */
 import type { Answer, CliContext } from '../answers/answer.js';
 import { type CallerFacts, callerAgent } from './hook-check.js';
+import { takeMail, takeMailHints } from './mail.js';
 import { checkAfterShell, noticesWaiting, takeNotices } from './trespass.js';
 
 export const POST_HARNESSES = [
@@ -253,6 +254,10 @@ export async function harnessPostToolUse(cli: CliContext, harness: PostHarness):
         throw new Error('no session');
       });
       lines.push(...takeNotices(env, agent.agentId));
+      // Requests and answers left for this agent (mail.ts): taken here where the pre-tool answer
+      // has no place for them (Gemini CLI, OpenCode), or a pre-tool call left them.
+      const dirs = takeMailHints(env, agent.agentId);
+      if (dirs.length > 0) lines.push(...(await takeMail(env, dirs, agent, cli.name)));
     } catch {
       // No agent to tell: the notices wait for one who can be named.
     }
@@ -293,6 +298,36 @@ export function tellBefore(harness: string, stdin: string, answer: Answer, env: 
   } catch {
     return answer;
   }
+  return withContext(harness, answer, lines);
+}
+
+/**
+ * Requests and answers waiting for the caller (mail.ts), added to an allowed call's context where
+ * the harness reads it before the call (Claude Code, Codex, Cline). Costs nothing but the readdir
+ * tellBefore makes anyway when no hint waits; a refused call leaves them for the next.
+ */
+async function mailBefore(cli: CliContext, harness: string, stdin: string, answer: Answer): Promise<Answer> {
+  const env = cli.io.env;
+  if (!PRE_TELLS.has(harness) || answer.status !== 'allowed' || !noticesWaiting(env)) return answer;
+  let lines: string[];
+  try {
+    const payload: unknown = JSON.parse(stdin);
+    const caller = isObject(payload) ? preCaller(harness, payload) : null;
+    if (caller === null) return answer;
+    const agent = callerAgent(caller, env, () => {
+      throw new Error('no session');
+    });
+    const dirs = takeMailHints(env, agent.agentId);
+    if (dirs.length === 0) return answer;
+    lines = await takeMail(env, dirs, agent, cli.name);
+  } catch {
+    return answer;
+  }
+  return withContext(harness, answer, lines);
+}
+
+/** `lines` added to an allowed pre-tool answer's context, in the harness's words. */
+function withContext(harness: string, answer: Answer, lines: readonly string[]): Answer {
   if (lines.length === 0) return answer;
   const raw = answer.raw?.stdout.trim() ?? '';
   const out = (raw === '' ? {} : JSON.parse(raw)) as Json;
@@ -329,5 +364,5 @@ export async function preToolUseTold(
     },
   };
   const answer = await run(Object.create(cli, { io: { value: io, enumerable: true } }) as CliContext);
-  return tellBefore(harness, seen, answer, cli.io.env);
+  return tellBefore(harness, seen, await mailBefore(cli, harness, seen, answer), cli.io.env);
 }

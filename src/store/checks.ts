@@ -9,6 +9,10 @@ import { parseRedisUrl, RedisUrlError } from '../core/redis-url.js';
 
 export const MAX_INTENT = 500;
 export const MAX_NOTE = 2000;
+/** A request to a holder, or its answer: read by an agent as added context, so kept short. */
+export const MAX_ASK = 1000;
+/** Undelivered messages one lock keeps at most: a stuck holder is not flooded. */
+export const MAX_ASKS_WAITING = 8;
 /** More files than this under enforce needs force: a typo'd scope should not freeze a tree. */
 export const MAX_FROZEN = 500;
 

@@ -4,6 +4,12 @@
  * decision goes through the store, which thaws what it drops.
  */
 import {
+  type AskStatus,
+  type Delivered,
+  decideAsk,
+  decideReply,
+  decideTakeMail,
+  type ReplyStatus,
   type AcquireRequest,
   type AcquireStatus,
   type BreakStatus,
@@ -42,7 +48,7 @@ import {
 import type { TransactOptions } from '../backends/backend.js';
 import { listenDomains, lockDomains, targetDomains } from '../core/domains.js';
 import { AgentLockError } from '../core/errors.js';
-import type { Identity } from '../core/identity.js';
+import { type Identity, validateAgentId } from '../core/identity.js';
 import { decideHeldByOthers, decideTrespass, type Trespass } from '../core/decisions/trespass.js';
 import type { StoreEvent } from '../core/events.js';
 import type { Lock } from '../core/lock.js';
@@ -50,7 +56,17 @@ import { stagedPathScope } from '../core/scope.js';
 import { acrossAcquire, acrossCheck } from '../core/worktrees.js';
 import { filesToFreeze, freeze as freezeFiles } from '../host/freeze.js';
 import type { Lease, LeaseStore } from './lease.js';
-import { checkedTtl, checkedWait, MAX_FROZEN, MAX_INTENT, MAX_NOTE, mode, text } from './checks.js';
+import {
+  checkedTtl,
+  checkedWait,
+  MAX_ASK,
+  MAX_ASKS_WAITING,
+  MAX_FROZEN,
+  MAX_INTENT,
+  MAX_NOTE,
+  mode,
+  text,
+} from './checks.js';
 import {
   type Holding,
   type HoldOptions,
@@ -169,6 +185,26 @@ export interface Session {
   heldByOthers(): Promise<Lock[]>;
   /** Records `trespassed` events: this agent's `command` changed files of others' locks. */
   recordTrespass(trespasses: readonly Trespass[], command: string): Promise<StoreEvent[]>;
+  /**
+   * Leaves `text` for every other agent whose lock or claim holds the scope (`asked`), delivered on
+   * its next hook call; `free` or `mine` when there is nobody else to ask. A lock that already
+   * keeps MAX_ASKS_WAITING undelivered messages refuses it (E_USAGE), and nothing is left anywhere.
+   */
+  ask(scope: string, text: string): Promise<Outcome<Exclude<AskStatus, 'full'>>>;
+  /** Answers `agent`, who asked about one of this agent's (or its children's) locks: `replied` or `not_found`. */
+  reply(agent: string, text: string): Promise<Outcome<Exclude<ReplyStatus, 'full'>>>;
+  /** Takes every message waiting for this agent, each once (the hooks call it). */
+  takeMail(): Promise<Delivered[]>;
+}
+
+/** A lock whose holder has not yet taken the messages it may keep: refused, nothing left. */
+function full(locks: readonly Lock[]): AgentLockError {
+  const scopes = locks.map((l) => `${l.scope} (${l.agent_id})`).join(', ');
+  return new AgentLockError(
+    'E_USAGE',
+    `${scopes} already has ${MAX_ASKS_WAITING} messages its holder has not read`,
+    { hint: 'wait until the holder makes a tool call and reads them, then ask again' },
+  );
 }
 
 export function createSession(core: StoreCore, identity: Identity): Session {
@@ -395,6 +431,38 @@ export function createSession(core: StoreCore, identity: Identity): Session {
     async recordTrespass(trespasses, command) {
       if (trespasses.length === 0) return [];
       return run((state, ctx) => decideTrespass(state, ctx, { trespasses, command }));
+    },
+    async ask(scope, askText) {
+      const [target] = core.targets(scope);
+      const req = {
+        targets: [target!],
+        text: text(askText, 'request', MAX_ASK, true)!,
+        maxWaiting: MAX_ASKS_WAITING,
+      };
+      const asked = await run((state, ctx) => decideAsk(state, ctx, req));
+      if (asked.status === 'full') throw full(asked.conflicts);
+      return asked as Outcome<Exclude<AskStatus, 'full'>>;
+    },
+    async reply(agent, replyText) {
+      let to: string;
+      try {
+        to = validateAgentId(agent.trim(), 'the agent');
+      } catch (error) {
+        throw new AgentLockError('E_USAGE', (error as Error).message, {
+          hint: 'name the agent that asked, as its request named it (for example claude-1a2b3c4d)',
+        });
+      }
+      const req = {
+        to,
+        text: text(replyText, 'reply', MAX_ASK, true)!,
+        maxWaiting: MAX_ASKS_WAITING,
+      };
+      const replied = await run((state, ctx) => decideReply(state, ctx, req));
+      if (replied.status === 'full') throw full(replied.conflicts);
+      return replied as Outcome<Exclude<ReplyStatus, 'full'>>;
+    },
+    async takeMail() {
+      return run((state, ctx) => decideTakeMail(state, ctx));
     },
     async breakLock(scopes, opts = {}) {
       const list = typeof scopes === 'string' ? [scopes] : scopes;

@@ -49,7 +49,7 @@ describe('a refusal over 400 locks', () => {
     expect(text.stdout).toContain('  ... and 390 more locks (--json lists them all)');
     // The next line names a few holders, then how many more.
     expect(lines.at(-1)).toMatch(
-      /^next: work elsewhere, ask bulk-\d+, bulk-\d+, bulk-\d+, bulk-\d+, bulk-\d+, 35 more agents, or check again later/,
+      /^next: work elsewhere, check again later \(.*\), or ask bulk-\d+, bulk-\d+, bulk-\d+, bulk-\d+, bulk-\d+, 35 more agents with: alock ask /,
     );
     process.stdout.write(
       `refused acquire over 400 locks: ${lines.length} lines, ${text.stdout.length} bytes of text\n`,

@@ -20,6 +20,7 @@ function copilotHome(sb: Sandbox): string {
 harnessSuite({
   ...pinned,
   id: 'copilot',
+  oneId: true,
   setup(sb, serverUrl) {
     writeJson(path.join(copilotHome(sb), 'config.json'), { trustedFolders: [sb.repo], banner: 'never' });
     return {

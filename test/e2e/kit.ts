@@ -117,6 +117,22 @@ export function alock(sb: Sandbox, args: string[], env: NodeJS.ProcessEnv = {}):
   });
 }
 
+/** One event of the store's log (`alock log --json`), the fields the e2e cases read. */
+export interface LogEvent {
+  readonly type: string;
+  readonly agent_id: string;
+  readonly by: string | null;
+  readonly scope: string;
+  readonly reason: string | null;
+}
+
+export function events(sb: Sandbox): LogEvent[] {
+  return alock(sb, ['log', '--json'])
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as LogEvent);
+}
+
 export function read(sb: Sandbox, file: string): string {
   return readFileSync(path.join(sb.repo, file), 'utf8');
 }

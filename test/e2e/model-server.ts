@@ -28,6 +28,11 @@ export interface Plan {
    */
   readonly steps: (tools: readonly string[], wire: Wire) => ToolCall[];
   readonly final: string;
+  /**
+   * Holds back the answer to step n while the returned promise is pending (a session whose turn
+   * must stay open while another session runs); called only for requests that offer tools.
+   */
+  readonly gate?: (step: number, tools: readonly string[], wire: Wire) => Promise<void> | undefined;
 }
 
 export interface LoggedRequest {
@@ -41,6 +46,10 @@ export interface LoggedRequest {
   readonly hookContexts: string[];
   /** What the server answered: a tool call, or text. */
   answered: ToolCall | string | null;
+  /** The marker of the routed plan that answered it (see ModelServer.route), else null. */
+  readonly session: string | null;
+  /** The request body as sent. */
+  readonly raw: string;
 }
 
 type Json = Record<string, unknown>;
@@ -354,6 +363,8 @@ function answerGemini(res: ServerResponse, url: string, answer: ToolCall | strin
 export class ModelServer {
   readonly requests: LoggedRequest[] = [];
   plan: Plan = { steps: () => [], final: 'Done.' };
+  /** Plans chosen by a marker in the request (two sessions at once, each with a prompt of its own). */
+  private readonly routes = new Map<string, Plan>();
   private server: Server | null = null;
   url = '';
 
@@ -376,6 +387,17 @@ export class ModelServer {
   reset(plan: Plan): void {
     this.requests.length = 0;
     this.plan = plan;
+    this.routes.clear();
+  }
+
+  /** Answers every request whose body holds `marker` (a session's prompt) from `plan`. */
+  route(marker: string, plan: Plan): void {
+    this.routes.set(marker, plan);
+  }
+
+  /** The requests of one routed session. */
+  of(marker: string): LoggedRequest[] {
+    return this.requests.filter((r) => r.session === marker);
   }
 
   /** Every tool result text that reached the model in this case. */
@@ -400,7 +422,7 @@ export class ModelServer {
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
+    req.on('end', async () => {
       const raw = Buffer.concat(chunks).toString('utf8');
       let body: unknown = raw;
       try {
@@ -411,6 +433,8 @@ export class ModelServer {
       const url = req.url ?? '/';
       const method = req.method ?? 'GET';
       const wire = wireOf(method, url);
+      const session = [...this.routes.keys()].find((m) => raw.includes(m)) ?? null;
+      const plan = (session === null ? undefined : this.routes.get(session)) ?? this.plan;
       const logged: LoggedRequest = {
         wire,
         method,
@@ -419,6 +443,8 @@ export class ModelServer {
         toolResults: [],
         hookContexts: [],
         answered: null,
+        session,
+        raw,
       };
       this.requests.push(logged);
       if (wire === 'other' || !isObject(body)) {
@@ -428,8 +454,11 @@ export class ModelServer {
       const { tools, results, contexts } = readRequest(wire, body);
       logged.toolResults.push(...results);
       logged.hookContexts.push(...contexts);
-      let answer: ToolCall | string = results.length === 0 ? 'OK' : this.plan.final;
-      if (tools.length > 0) answer = this.plan.steps(tools, wire)[results.length] ?? this.plan.final;
+      let answer: ToolCall | string = results.length === 0 ? 'OK' : plan.final;
+      if (tools.length > 0) {
+        await plan.gate?.(results.length, tools, wire);
+        answer = plan.steps(tools, wire)[results.length] ?? plan.final;
+      }
       logged.answered = answer;
       if (wire === 'anthropic') answerAnthropic(res, body, answer);
       else if (wire === 'responses') {

@@ -37,7 +37,10 @@ export default class E2eReporter implements Reporter {
     else if (result.state === 'passed') this.passed++;
     else if (result.state === 'failed') this.failed++;
     else this.skipped++;
-    process.stdout.write(`${word}  ${suite} :: ${testCase.name}\n`);
+    // Each case's time: a harness session is seconds to a minute, and a slow one is worth seeing.
+    const ms = testCase.diagnostic()?.duration;
+    const took = ms === undefined || result.state === 'skipped' ? '' : ` (${(ms / 1000).toFixed(1)} s)`;
+    process.stdout.write(`${word}  ${suite} :: ${testCase.name}${took}\n`);
     if (result.state === 'failed') {
       for (const error of result.errors ?? []) {
         const text = (error.message ?? String(error)).split('\n').slice(0, 40).join('\n      ');

@@ -3,8 +3,10 @@
  * (a) a held file's edit refused, the file unchanged and the refusal (naming the holder) reaching
  * the model; (b) a free edit allowed; (c) a held file written by the harness's shell tool refused
  * (`echo > f`, `sed -i`); (d) `alock acquire` run through the harness's own shell tool succeeding
- * (its sandbox lets the store be written). Last, the same free-edit session is timed with our
- * hooks and without them.
+ * (its sandbox lets the store be written); where a harness opts in, (e) one id per session, door
+ * against door (the hook's and the shell's `alock whoami`), and (f) a shell write no parser reads
+ * caught after the fact (`trespassed`). Last, the same free-edit session is timed with our hooks and
+ * without them. Two sessions at once are in pairs.ts.
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -14,6 +16,7 @@ import { binaryPath } from '../../scripts/e2e-harnesses.mjs';
 import {
   alock,
   cleanup,
+  events,
   FILE_A,
   FILE_B,
   keepRecordings,
@@ -46,13 +49,23 @@ export interface HarnessDef {
   shell(tools: readonly string[], wire: Wire, command: string): ToolCall[];
   /** More held shell writes this harness has of its own (each must be refused like held-echo). */
   readonly extraHeldShell?: Readonly<Record<string, string>>;
+  /**
+   * Runs `one-id`: the harness exports its session id to its shell, so the id its hook uses and the
+   * id its agent's own `alock whoami` prints must be one.
+   */
+  readonly oneId?: boolean;
+  /** Runs `trespass`: the harness has a post-tool hook whose answer reaches the model. */
+  readonly trespassTold?: boolean;
   /** A case known to fail, with the reason (it still runs, and must fail: `it.fails`). */
   readonly knownFailing?: Partial<Record<string, string>>;
 }
 
+/** A shell write no parser reads: the code builds the held file's name at run time. */
+export const TRESPASS = `python3 -c "open('src/'+'a'+'.ts','w').write('x')"`;
+
 export type CaseName = 'held-edit' | 'free-edit' | 'held-echo' | 'held-sed' | 'own-acquire';
 
-function describeRun(run: RunResult): string {
+export function describeRun(run: RunResult): string {
   const tail = (s: string) => s.trim().split('\n').slice(-15).join('\n');
   return `exit ${run.code}${run.timedOut ? ' (timed out)' : ''} after ${run.ms} ms\nstdout:\n${tail(run.stdout)}\nstderr:\n${tail(run.stderr)}`;
 }
@@ -197,6 +210,63 @@ export function harnessSuite(def: HarnessDef): void {
         },
       ],
     ];
+
+    if (def.oneId) {
+      cases.push([
+        'one-id',
+        async () => {
+          // Door against door: the hook names the session by the payload's session id, its shell's
+          // `alock` by the variable the harness exports; a shell write claims under the hook's id.
+          const ids: string[] = [];
+          for (const n of [1, 2]) {
+            const file = `src/id-${n}.ts`;
+            const run = await session(`one-id-${n}`, (tools, wire) =>
+              def.shell(tools, wire, `echo x > ${file} && alock whoami`),
+            );
+            const said = /AGENT (\S+) \(from (\S+)\)/.exec(server.toolResults().join('\n'));
+            const claimed = events(sb).find((e) => e.type === 'claimed' && e.scope === file)?.agent_id;
+            expect(said?.[1], `whoami printed no id\n${describeRun(run)}`).toBeDefined();
+            expect(claimed, `the hook claimed nothing for ${file}\n${describeRun(run)}`).toBeDefined();
+            expect(said?.[1], `whoami (from ${said?.[2]}) and the hook disagree`).toBe(claimed);
+            ids.push(claimed ?? '');
+          }
+          console.log(`one-id ${def.id}: hook = whoami = ${ids[0]}; the next session ${ids[1]}`);
+          expect(ids[1], 'two sessions of one harness share an id').not.toBe(ids[0]);
+        },
+      ]);
+    }
+
+    if (def.trespassTold) {
+      cases.push([
+        'trespass',
+        async () => {
+          // Code no parser reads builds the held file's name; only the post-tool hook sees the change.
+          alock(sb, ['acquire', 'src/a.ts'], { AGENT_ID: heldBy });
+          const before = events(sb).length;
+          const run = await session('trespass', (tools, wire) => def.shell(tools, wire, TRESPASS));
+          try {
+            expect(read(sb, 'src/a.ts'), `the write did not run\n${describeRun(run)}`).toBe('x');
+            const found = events(sb)
+              .slice(before)
+              .filter((e) => e.type === 'trespassed');
+            expect(
+              found.map((e) => [e.scope, e.agent_id]),
+              describeRun(run),
+            ).toEqual([['src/a.ts', heldBy]]);
+            expect(found[0]?.by).toMatch(new RegExp(`^${def.id}-`));
+            const told = server.requests.map((r) => r.raw).join('\n');
+            expect(told, `the post-tool answer did not reach the model\n${describeRun(run)}`).toContain(
+              'your shell command changed src/a.ts',
+            );
+            expect(told, 'the holder is not named').toMatch(
+              new RegExp(`${heldBy}( \\(sub-agent of [^)]*\\))? holds src/a\\.ts`),
+            );
+          } finally {
+            writeFileSync(path.join(sb.repo, 'src', 'a.ts'), FILE_A);
+          }
+        },
+      ]);
+    }
 
     for (const [name, command] of Object.entries(def.extraHeldShell ?? {})) {
       cases.push([

@@ -7,6 +7,7 @@
 import type { Checkout, LockRecord } from '../lock.js';
 import { recordScope } from '../lock.js';
 import { scopeCovers } from '../scope.js';
+import { mailWaiting } from './ask.js';
 import { NO_TICKETS, owns, scan } from './conflicts.js';
 import { Decision, type DecisionContext } from './context.js';
 import { grant } from './acquire.js';
@@ -73,7 +74,8 @@ export function decideClaim(
       found.conflicts.map((r) => d.view(r)),
     );
     const cycle = waitCycle(d, found.conflicts);
-    return d.done(cycle.length > 0 ? { ...held, cycle } : held);
+    const told = mailWaiting(d, caller.agentId) ? { ...held, mail: true as const } : held;
+    return d.done(cycle.length > 0 ? { ...told, cycle } : told);
   }
   const kept: LockRecord[] = [];
   const claimed: LockRecord[] = [];
@@ -127,12 +129,11 @@ export function decideClaim(
     if (!kept.some((r) => r.id === family.id)) kept.push(family);
   });
   const status: ClaimStatus = claimed.length > 0 ? 'claimed' : 'mine';
-  return d.done(
-    outcome(
-      status,
-      [...claimed, ...kept].map((r) => d.view(r)),
-    ),
+  const answer = outcome(
+    status,
+    [...claimed, ...kept].map((r) => d.view(r)),
   );
+  return d.done(mailWaiting(d, caller.agentId) ? { ...answer, mail: true as const } : answer);
 }
 
 /**

@@ -41,6 +41,8 @@ export interface DecisionOptions {
 }
 
 const TOMBSTONE_LIMIT = 256;
+/** The events that end a lock: its askers are then told that its scope is free. */
+const ENDINGS: ReadonlySet<EventType> = new Set(['released', 'expired', 'reaped', 'broken']);
 const TOMBSTONE_MS = 24 * 60 * 60 * 1000;
 
 /** One decision in progress: a copy-on-write view of the snapshot plus the changes made so far. */
@@ -155,6 +157,40 @@ export class Decision {
     return this.tombstones ?? this.state.tombstones;
   }
 
+  /** Replaces the tombstone list (the notices of decisions/ask.ts), aged and bounded as bury's. */
+  setTombstones(list: readonly Tombstone[]): void {
+    const now = this.ctx.now;
+    this.tombstones = list.filter((t) => now - t.at < TOMBSTONE_MS).slice(-TOMBSTONE_LIMIT);
+  }
+
+  /**
+   * A lock that others asked about ended: a notice stays in the store (as a tombstone, which every
+   * store keeps beside its records) until each asker's next hook call is told its scope is free,
+   * with any answer of the holder it had not heard yet.
+   */
+  private tellAskers(record: LockRecord, why: string): void {
+    const mail = record.mail ?? [];
+    const askers = [...new Set(mail.filter((m) => m.type === 'ask').map((m) => m.from))];
+    if (askers.length === 0) return;
+    const replies: Record<string, string> = {};
+    for (const m of mail) if (m.type === 'reply' && m.delivered_at === null) replies[m.to] = m.text;
+    this.setTombstones([
+      ...this.currentTombstones(),
+      {
+        scope: record.scope,
+        tree: record.tree,
+        agent_id: '',
+        token_hash: '',
+        fence: record.fence,
+        at: this.ctx.now,
+        askers,
+        holder: record.agent_id,
+        why,
+        ...(Object.keys(replies).length > 0 ? { replies } : {}),
+      },
+    ]);
+  }
+
   /** Records that this step did `type` to `record` (see core/events): committed with the step. */
   record(
     type: EventType,
@@ -162,6 +198,7 @@ export class Decision {
     extra?: { reason?: string | null; files?: readonly string[]; fence?: number | null },
   ): void {
     this.events.push(eventOf(type, record, this.ctx.now, this.ctx.caller.agentId, extra));
+    if (record.mail !== undefined && ENDINGS.has(type)) this.tellAskers(record, extra?.reason ?? type);
   }
 
   /** Remembers that `lock` replaced the ticket `ticketId`, handed over in line (see rebaseAgents). */

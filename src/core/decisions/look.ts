@@ -1,5 +1,6 @@
 /** check and list: looks at the store that change nothing but what every decision reaps. */
 import type { LockRecord, Mode } from '../lock.js';
+import { mailWaiting } from './ask.js';
 import { NO_TICKETS, ownCovering, owns, scan } from './conflicts.js';
 import { Decision, type DecisionContext } from './context.js';
 import {
@@ -18,11 +19,13 @@ export function decideCheck(
   req: { targets: readonly Target[]; mode: Mode },
 ): Decided<Outcome<CheckStatus>> {
   const d = Decision.open(state, ctx);
+  const answer = (o: Outcome<CheckStatus>) =>
+    d.done(mailWaiting(d, ctx.caller.agentId) ? { ...o, mail: true as const } : o);
   // Held means held by a lock: a queued request holds nothing yet (the git guard and the Claude
   // Code hook ask this too, about files being edited now). `list` shows the queue.
   const conflicts = scan(d, ctx.caller, req.targets, req.mode, NO_TICKETS).conflicts;
   if (conflicts.length > 0)
-    return d.done(
+    return answer(
       outcome(
         'held',
         [],
@@ -32,14 +35,14 @@ export function decideCheck(
   const covering = req.targets.map((target) => ownCovering(d, target, req.mode));
   if (covering.every((r) => r !== undefined)) {
     const unique = [...new Map(covering.map((r) => [r!.id, r!])).values()];
-    return d.done(
+    return answer(
       outcome(
         'mine',
         unique.map((r) => d.view(r)),
       ),
     );
   }
-  return d.done(outcome('free'));
+  return answer(outcome('free'));
 }
 
 export function decideList(

@@ -27,6 +27,16 @@ export interface Tombstone {
   readonly token_hash: string;
   readonly fence: number;
   readonly at: number;
+  /**
+   * On a notice left by a lock that ended while others had asked its holder (agent_id and
+   * token_hash are then empty, so no renew ever matches it): the askers not yet told that its
+   * scope is free, the holder, and why it ended.
+   */
+  readonly askers?: readonly string[];
+  readonly holder?: string;
+  readonly why?: string;
+  /** The holder's answers those askers had not heard yet, by asker. */
+  readonly replies?: Readonly<Record<string, string>>;
 }
 
 export interface StoreState {
@@ -88,6 +98,11 @@ export interface Outcome<S extends string> {
    * (the released ones are in `locks`, the refused ones' locks in `conflicts`).
    */
   readonly notFound?: readonly string[];
+  /**
+   * A hook's check or claim: messages wait for the caller (decisions/ask.ts), seen in the same
+   * snapshot; the hook then takes them. Absent when none waits.
+   */
+  readonly mail?: true;
 }
 
 /** `other_worktree`: AGENT_LOCK_WORKTREES=block and another worktree of the repository holds an overlap. */
