@@ -34,7 +34,16 @@ const prefix = path.join(work, 'prefix');
 // npm's own cache stays where it is (so an offline machine with a warm cache can run this); the
 // global prefix, the agent's identity and the store's backend are the test's.
 const cache = execFileSync('npm', ['config', 'get', 'cache'], { encoding: 'utf8' }).trim();
+// What lets npm reach its registry on this machine (a proxy, its certificate) is the user's too.
+const network = Object.fromEntries(
+  Object.entries(process.env).filter(
+    ([key, value]) =>
+      value !== undefined &&
+      /^(NODE_EXTRA_CA_CERTS|(HTTPS?|NO)_PROXY|npm_config_(cafile|proxy|https_proxy|registry))$/i.test(key),
+  ),
+);
 const env = {
+  ...network,
   PATH: `${path.join(prefix, 'bin')}:${process.env.PATH}`,
   HOME: path.join(work, 'home'),
   npm_config_prefix: prefix,
