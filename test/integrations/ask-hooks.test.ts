@@ -129,9 +129,12 @@ describe('ask through Claude Code hooks', () => {
     expect(told).toContain(`${asker} asks you about src/a.ts`);
     expect(told).toContain(`alock reply ${asker} "..."`);
     expect(told).toContain('alock release src/a.ts');
-    // Once.
+    // Once; and once taken, a call with nothing waiting writes nothing to the store.
+    const log = path.join(tree, '.git', 'agent-locks', 'locks.log');
+    const before = readFileSync(log);
     expect(context(hook('claude-pre-tool-use', ls(A)))).toBeUndefined();
     expect(context(hook('claude-pre-tool-use', editOf(A, 'src/a.ts')))).toBeUndefined();
+    expect(readFileSync(log).equals(before)).toBe(true);
 
     const replied = alock(['reply', asker, 'two minutes'], { AGENT_ID: holder! });
     expect(replied.status, replied.stderr).toBe(0);
@@ -147,10 +150,10 @@ describe('ask through Claude Code hooks', () => {
     const freed = hook('claude-pre-tool-use', editOf(B, 'src/a.ts'));
     expect(context(freed)).toContain('src/a.ts, which you asked');
     expect(context(freed)).toContain('is free now');
-    const log = alock(['log']);
-    expect(log.stdout).toContain(`by ${asker}`);
-    expect(log.stdout).toMatch(/ASKED src\/a\.ts .*please finish/);
-    expect(log.stdout).toContain(`to ${asker}: two minutes`);
+    const events = alock(['log']).stdout;
+    expect(events).toContain(`by ${asker}`);
+    expect(events).toMatch(/ASKED src\/a\.ts .*please finish/);
+    expect(events).toContain(`to ${asker}: two minutes`);
   });
 
   it('without a hint on this host, the next edit finds the request in the read its check makes', () => {
