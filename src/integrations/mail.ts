@@ -44,6 +44,15 @@ export function leaveMailHint(env: Env, agentId: string, dir: string): void {
   }
 }
 
+/**
+ * Locks that just ended: each agent that had asked about one hears on its next tool call, on this
+ * host, that the scope is free (the notice itself is in the store: core/decisions/context.ts).
+ */
+export function hintAskers(env: Env, ended: readonly { asked_by?: string[] }[], dir: string): void {
+  const askers = new Set(ended.flatMap((lock) => lock.asked_by ?? []));
+  for (const asker of askers) leaveMailHint(env, asker, dir);
+}
+
 /** The folders whose stores hold messages for `agentId`, each hint taken once. */
 export function takeMailHints(env: Env, agentId: string): string[] {
   const base = trespassDir(env, false);

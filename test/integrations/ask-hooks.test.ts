@@ -122,6 +122,8 @@ describe('ask through Claude Code hooks', () => {
     const asked = alock(['ask', 'src/a.ts', 'please finish'], { AGENT_ID: asker });
     expect(asked.status, asked.stderr).toBe(0);
     expect(asked.stdout).toMatch(/^ASKED src\/a\.ts: left for /);
+    const listed = JSON.parse(alock(['--json', 'list']).stdout).locks as { asked_by?: string[] }[];
+    expect(listed.map((l) => l.asked_by)).toEqual([[asker]]);
     // Another agent's hook call does not take it.
     expect(context(hook('claude-pre-tool-use', ls(B)))).toBeUndefined();
     const told = context(hook('claude-pre-tool-use', ls(A)));
@@ -147,9 +149,11 @@ describe('ask through Claude Code hooks', () => {
     // The holder's turn ends: its claim goes, and the asker's next call says the file is free.
     hook('claude-turn-end', { session_id: A, cwd: tree, hook_event_name: 'Stop', stop_hook_active: false });
     expect(holders()).toEqual([]);
-    const freed = hook('claude-pre-tool-use', editOf(B, 'src/a.ts'));
+    // Told on the asker's next call of any tool (the turn-end hook left it a hint on this host).
+    const freed = hook('claude-pre-tool-use', ls(B));
     expect(context(freed)).toContain('src/a.ts, which you asked');
     expect(context(freed)).toContain('is free now');
+    expect(context(hook('claude-pre-tool-use', editOf(B, 'src/a.ts')))).toBeUndefined();
     const events = alock(['log']).stdout;
     expect(events).toContain(`by ${asker}`);
     expect(events).toMatch(/ASKED src\/a\.ts .*please finish/);
