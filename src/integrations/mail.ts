@@ -15,7 +15,7 @@ import path from 'node:path';
 import type { Delivered } from '../core/decide.js';
 import { openLocks } from '../locks.js';
 import { quoteArg as shellQuote } from '../answers/render.js';
-import { keyName, trespassDir, writeWhole } from './trespass-folder.js';
+import { keyName, prune, trespassDir, writeWhole } from './trespass-folder.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -38,6 +38,8 @@ export function leaveMailHint(env: Env, agentId: string, dir: string): void {
   const name = `${keyName(agentId)}.${keyName(dir)}.mail`;
   try {
     mkdirSync(tell, { recursive: true, mode: 0o700 });
+    // Hints never taken (an agent that stopped, a harness with no place for context) do not pile up.
+    prune(tell, HINT_MS, Date.now());
     writeWhole(path.join(tell, name), JSON.stringify({ agent: agentId, dir, at: Date.now() } satisfies Hint));
   } catch {
     // Best effort: the message is in the store, and the agent's next edit finds it there.

@@ -116,6 +116,10 @@ describe('ask through Claude Code hooks', () => {
     const refused = hook('claude-pre-tool-use', editOf(B, 'src/a.ts'));
     const reason = String((refused.hookSpecificOutput as Json).permissionDecisionReason);
     expect(reason).toContain(`ask its holder with: alock ask src/a.ts "..."`);
+    const shell = hook('claude-pre-tool-use', claude(B, 'Bash', { command: 'echo x > src/a.ts' }));
+    expect(String((shell.hookSpecificOutput as Json).permissionDecisionReason)).toContain(
+      `ask its holder with: alock ask src/a.ts "..."`,
+    );
     // B runs `alock ask` as itself (its hook exports its AGENT_ID into every alock command).
     const asker = /You are (\S+)\./.exec(reason)?.[1] ?? '';
     expect(asker).toMatch(/^claude-/);
