@@ -231,6 +231,24 @@ describe('ask through other harnesses', () => {
   });
 });
 
+describe('ask through a harness with no place for context', () => {
+  it("Cursor: an allowed call carries nothing; the holder's next refused edit carries the request", () => {
+    const fx = fixture('cursor');
+    const edit = (rel: string) => fill(Object.values(fx.edits)[0]!, fx.paths === 'absolute', rel);
+    expect(JSON.stringify(hook('cursor-pre-tool-use', edit('src/a.ts')))).not.toContain('deny');
+    const [holder] = holders();
+    expect(alock(['acquire', 'src/b.ts'], { AGENT_ID: 'other' }).status).toBe(0);
+    expect(alock(['ask', 'src/a.ts', 'please finish'], { AGENT_ID: 'asker' }).status).toBe(0);
+    expect(JSON.stringify(hook('cursor-pre-tool-use', edit('src/a.ts')))).not.toContain('please finish');
+    const refused = JSON.stringify(hook('cursor-pre-tool-use', edit('src/b.ts')));
+    expect(refused).toContain('"permission":"deny"');
+    expect(refused).toContain(`asker asks you about src/a.ts`);
+    expect(refused).toContain('please finish');
+    expect(JSON.stringify(hook('cursor-pre-tool-use', edit('src/b.ts')))).not.toContain('please finish');
+    expect(holder).toMatch(/^cursor-/);
+  });
+});
+
 describe('ask and reply: bad input', () => {
   it('answers a one-line error, exit 2, and leaves nothing', () => {
     hook('claude-pre-tool-use', editOf(A, 'src/a.ts'));
