@@ -124,11 +124,9 @@ export async function takeMail(
       } finally {
         await locks.close().catch(() => {});
       }
-    } catch (error) {
-      // The messages stay in the store: the agent's next edit that reads it finds them again.
-      lines.push(
-        `agent-lock could not read the messages waiting for you: ${error instanceof Error ? error.message : String(error)}`,
-      );
+    } catch {
+      // A hint is best effort (its tree may be gone, its store unreachable): the messages stay in
+      // the store, and the agent's next edit there reads them, or says what is wrong with it.
     }
   }
   return lines;

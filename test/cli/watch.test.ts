@@ -132,9 +132,11 @@ describe('alock watch off a terminal', () => {
   });
 
   it('shows a request and its reply among the events, who asked and what', async () => {
+    // Hints for the agents' hooks stay in the sandbox, not the shared temp folder.
+    const tmp = { TMPDIR: box.outside };
     await box.run('A', ['acquire', 'src/a.ts', '-m', 'edit']);
-    expect((await box.run('B', ['ask', 'src/a.ts', 'please finish'])).code).toBe(0);
-    expect((await box.run('A', ['reply', 'B', 'two minutes'])).code).toBe(0);
+    expect((await box.run('B', ['ask', 'src/a.ts', 'please finish'], tmp)).code).toBe(0);
+    expect((await box.run('A', ['reply', 'B', 'two minutes'], tmp)).code).toBe(0);
     const r = await box.run('C', ['watch']);
     expect(r.stdout).toMatch(/\d\d:\d\d:\d\d ASKED src\/a\.ts A by B: please finish\n/);
     expect(r.stdout).toMatch(/\d\d:\d\d:\d\d REPLIED src\/a\.ts A: to B: two minutes\n$/);

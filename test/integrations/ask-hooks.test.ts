@@ -7,11 +7,20 @@
  * so its post-tool answer carries it. The payloads are the recorded ones of fixtures/hooks/.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { keyName } from '../../src/integrations/trespass-folder.js';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const bin = path.join(repo, 'bin', 'alock.js');
@@ -177,6 +186,20 @@ describe('ask through Claude Code hooks', () => {
     // ...the next edit, of any file, does.
     expect(context(hook('claude-pre-tool-use', editOf(A, 'src/b.ts')))).toContain('please finish');
     expect(context(hook('claude-pre-tool-use', editOf(A, 'src/c.ts')))).toBeUndefined();
+  });
+
+  it('a hint whose tree is gone is dropped without a word', () => {
+    hook('claude-pre-tool-use', editOf(A, 'src/a.ts'));
+    const [holder] = holders();
+    const tell = path.join(tmp, `agent-lock-${process.getuid?.() ?? 'user'}`, 'tell');
+    mkdirSync(tell, { recursive: true, mode: 0o700 });
+    const gone = path.join(base, 'gone');
+    writeFileSync(
+      path.join(tell, `${keyName(holder!)}.${keyName(gone)}.mail`),
+      JSON.stringify({ agent: holder, dir: gone, at: Date.now() }),
+    );
+    expect(hook('claude-pre-tool-use', ls(A))).toEqual({});
+    expect(readdirSync(tell)).toEqual([]);
   });
 
   it('two hook calls of the holder at once deliver the request once', async () => {

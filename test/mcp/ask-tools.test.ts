@@ -4,12 +4,15 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openLocks } from '../../src/locks.js';
+import { makeSandbox } from '../cli/cli-harness.js';
 import { type Connected, connect } from './mcp-harness.js';
 
 let mcp: Connected;
 
 beforeEach(async () => {
-  mcp = await connect('lead');
+  // Hints for the agents' hooks stay in the sandbox, not the shared temp folder.
+  const sandbox = makeSandbox();
+  mcp = await connect('lead', sandbox, { TMPDIR: sandbox.outside });
 });
 
 afterEach(async () => {
