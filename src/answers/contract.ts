@@ -130,6 +130,7 @@ export const LOCK_FIELDS = [
   'worktree',
   'branch',
   'claim',
+  'asked_by',
 ] as const;
 
 /** Codes of the envelope's `warnings`: told beside an answer, never changing its status or exit code. */

@@ -136,6 +136,8 @@ export interface Lock {
   branch?: string | null;
   /** A claim taken by an agent's hook as it edited: the tool and its last edit; null for a lock. */
   claim: { tool: string; last_edit_at: string } | null;
+  /** The agents that asked its holder about it (`alock ask`), when any did. */
+  asked_by?: string[];
 }
 
 export const UNKNOWN_HOLDER = '<unknown>';
@@ -195,6 +197,10 @@ export function toLock(record: LockRecord, now: number, staleMs: number, token?:
         : { tool: record.claim.tool, last_edit_at: iso(record.claim.last_edit_at) },
   };
   if (token !== undefined) lock.token = token;
+  if (record.mail !== undefined) {
+    const askers = [...new Set(record.mail.filter((m) => m.type === 'ask').map((m) => m.from))];
+    if (askers.length > 0) lock.asked_by = askers;
+  }
   if (record.checkout !== undefined) {
     lock.worktree = record.checkout.worktree;
     lock.branch = record.checkout.branch;

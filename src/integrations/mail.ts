@@ -15,7 +15,7 @@ import path from 'node:path';
 import type { Delivered } from '../core/decide.js';
 import { openLocks } from '../locks.js';
 import { quoteArg as shellQuote } from '../answers/render.js';
-import { keyName, trespassDir, writeWhole } from './trespass-folder.js';
+import { keyName, prune, trespassDir, writeWhole } from './trespass-folder.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -38,10 +38,21 @@ export function leaveMailHint(env: Env, agentId: string, dir: string): void {
   const name = `${keyName(agentId)}.${keyName(dir)}.mail`;
   try {
     mkdirSync(tell, { recursive: true, mode: 0o700 });
+    // Hints never taken (an agent that stopped, a harness with no place for context) do not pile up.
+    prune(tell, HINT_MS, Date.now());
     writeWhole(path.join(tell, name), JSON.stringify({ agent: agentId, dir, at: Date.now() } satisfies Hint));
   } catch {
     // Best effort: the message is in the store, and the agent's next edit finds it there.
   }
+}
+
+/**
+ * Locks that just ended: each agent that had asked about one hears on its next tool call, on this
+ * host, that the scope is free (the notice itself is in the store: core/decisions/context.ts).
+ */
+export function hintAskers(env: Env, ended: readonly { asked_by?: string[] }[], dir: string): void {
+  const askers = new Set(ended.flatMap((lock) => lock.asked_by ?? []));
+  for (const asker of askers) leaveMailHint(env, asker, dir);
 }
 
 /** The folders whose stores hold messages for `agentId`, each hint taken once. */
@@ -113,11 +124,9 @@ export async function takeMail(
       } finally {
         await locks.close().catch(() => {});
       }
-    } catch (error) {
-      // The messages stay in the store: the agent's next edit that reads it finds them again.
-      lines.push(
-        `agent-lock could not read the messages waiting for you: ${error instanceof Error ? error.message : String(error)}`,
-      );
+    } catch {
+      // A hint is best effort (its tree may be gone, its store unreachable): the messages stay in
+      // the store, and the agent's next edit there reads them, or says what is wrong with it.
     }
   }
   return lines;

@@ -12,6 +12,7 @@ import { isAgentLockError } from '../core/errors.js';
 import { openLocks } from '../locks.js';
 import { type CallerFacts, callBase, callerAgent } from './hook-check.js';
 import { type EndAction, endOfAction } from './harness-names.js';
+import { hintAskers } from './mail.js';
 
 type Json = Record<string, unknown>;
 
@@ -135,6 +136,8 @@ export async function endOfTurn(cli: CliContext, action: string): Promise<Answer
     try {
       const reason = `${when === 'turn' ? 'turn ended' : 'session ended'} (${harness} ${facts.event})`;
       const outcome = await locks.endClaims(reason);
+      // Whoever asked about an ended claim hears on its next tool call that the file is free.
+      hintAskers(cli.io.env, outcome.locks, locks.tree.root);
       return ended(
         harness,
         `${outcome.locks.length} ${outcome.locks.length === 1 ? 'claim' : 'claims'} of ${agent.agentId} ended: ${reason}`,

@@ -18,6 +18,11 @@ export class Agents {
 
   constructor(private readonly cli: CliContext) {}
 
+  /** The server's environment (where the hooks' hints live: integrations/mail.ts). */
+  get env(): Readonly<Record<string, string | undefined>> {
+    return this.cli.io.env;
+  }
+
   /** The server's own agent, as the envelope names it. */
   self(): Agent {
     const who = this.cli.identity();

@@ -10,18 +10,21 @@ import type { CommandName, DecidedStatus } from '../answers/contract.js';
 import { envelope, errorAnswer } from '../answers/envelope.js';
 import {
   acquireMessage,
+  askMessage,
   breakMessage,
   checkMessage,
   listMessage,
   noteMessage,
   releaseMessage,
   renewMessage,
+  replyMessage,
   resumeMessage,
 } from '../answers/messages.js';
 import { answerOf } from '../answers/outcome.js';
 import type { Outcome } from '../core/decide.js';
 import { AgentLockError } from '../core/errors.js';
 import { withEnforceAsRoot } from '../host/freeze.js';
+import { leaveMailHint } from '../integrations/mail.js';
 import type { Locks } from '../locks.js';
 import { type Agents, asAgentLockError } from './agents.js';
 
@@ -238,6 +241,39 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
       answer(agents, 'note', args.agent_id, async (locks) => {
         const outcome = await locks.note(args.scope, args.text, args.token ? { token: args.token } : {});
         return { outcome, message: noteMessage(outcome, args.scope) };
+      }),
+  );
+
+  server.registerTool(
+    'ask',
+    {
+      title: 'Ask holders',
+      description: 'Leave a request for the holders of a scope, told on their next tool call.',
+      inputSchema: z.strictObject({ scope: z.string(), text: z.string(), agent_id: agentId }),
+      outputSchema,
+    },
+    (args) =>
+      answer(agents, 'ask', args.agent_id, async (locks) => {
+        const outcome = await locks.ask(args.scope, args.text);
+        // As the CLI's ask: holders on this host hear of it on their next tool call, any tool.
+        for (const lock of outcome.locks) leaveMailHint(agents.env, lock.agent_id, locks.tree.root);
+        return { outcome, message: askMessage(outcome, args.scope) };
+      }),
+  );
+
+  server.registerTool(
+    'reply',
+    {
+      title: 'Reply',
+      description: 'Answer an agent that asked about your lock.',
+      inputSchema: z.strictObject({ agent: z.string(), text: z.string(), agent_id: agentId }),
+      outputSchema,
+    },
+    (args) =>
+      answer(agents, 'reply', args.agent_id, async (locks) => {
+        const outcome = await locks.reply(args.agent, args.text);
+        if (outcome.status === 'replied') leaveMailHint(agents.env, args.agent, locks.tree.root);
+        return { outcome, message: replyMessage(outcome, args.agent) };
       }),
   );
 

@@ -704,6 +704,8 @@ describe('whoami, version, contract, completion, init', () => {
         'list',
         'mine',
         'note',
+        'ask',
+        'reply',
         'resume',
         'break',
         'log',
@@ -733,6 +735,8 @@ describe('whoami, version, contract, completion, init', () => {
     );
     expect(answers('run')?.exit_1).toEqual(expect.arrayContaining(['held', 'timeout', 'lease_lost']));
     expect(answers('release')).toEqual({ exit_0: ['released'], exit_1: ['not_found', 'refused'] });
+    expect(answers('ask')).toEqual({ exit_0: ['asked'], exit_1: ['free', 'mine'] });
+    expect(answers('reply')).toEqual({ exit_0: ['replied'], exit_1: ['not_found'] });
     expect(answers('renew')?.exit_1.sort()).toEqual(['expired', 'not_found', 'refused']);
     expect(answers('check')).toEqual({ exit_0: ['free', 'mine'], exit_1: ['held', 'other_worktree'] });
     expect(answers('conflicts')).toEqual({ exit_0: ['clear'], exit_1: ['conflicting'] });

@@ -130,4 +130,15 @@ describe('alock watch off a terminal', () => {
     expect(r.stdout).toMatch(/\ntree \S+\n {2}\S+\n {4}src\/a\.ts {2}by child A {2}"edit"/);
     expect(r.stdout).toMatch(/last events\n {2}\d\d:\d\d:\d\d ACQUIRED src\/a\.ts A\n$/);
   });
+
+  it('shows a request and its reply among the events, who asked and what', async () => {
+    // Hints for the agents' hooks stay in the sandbox, not the shared temp folder.
+    const tmp = { TMPDIR: box.outside };
+    await box.run('A', ['acquire', 'src/a.ts', '-m', 'edit']);
+    expect((await box.run('B', ['ask', 'src/a.ts', 'please finish'], tmp)).code).toBe(0);
+    expect((await box.run('A', ['reply', 'B', 'two minutes'], tmp)).code).toBe(0);
+    const r = await box.run('C', ['watch']);
+    expect(r.stdout).toMatch(/\d\d:\d\d:\d\d ASKED src\/a\.ts A by B: please finish\n/);
+    expect(r.stdout).toMatch(/\d\d:\d\d:\d\d REPLIED src\/a\.ts A: to B: two minutes\n$/);
+  });
 });

@@ -7,11 +7,20 @@
  * so its post-tool answer carries it. The payloads are the recorded ones of fixtures/hooks/.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { keyName } from '../../src/integrations/trespass-folder.js';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const bin = path.join(repo, 'bin', 'alock.js');
@@ -116,12 +125,18 @@ describe('ask through Claude Code hooks', () => {
     const refused = hook('claude-pre-tool-use', editOf(B, 'src/a.ts'));
     const reason = String((refused.hookSpecificOutput as Json).permissionDecisionReason);
     expect(reason).toContain(`ask its holder with: alock ask src/a.ts "..."`);
+    const shell = hook('claude-pre-tool-use', claude(B, 'Bash', { command: 'echo x > src/a.ts' }));
+    expect(String((shell.hookSpecificOutput as Json).permissionDecisionReason)).toContain(
+      `ask its holder with: alock ask src/a.ts "..."`,
+    );
     // B runs `alock ask` as itself (its hook exports its AGENT_ID into every alock command).
     const asker = /You are (\S+)\./.exec(reason)?.[1] ?? '';
     expect(asker).toMatch(/^claude-/);
     const asked = alock(['ask', 'src/a.ts', 'please finish'], { AGENT_ID: asker });
     expect(asked.status, asked.stderr).toBe(0);
     expect(asked.stdout).toMatch(/^ASKED src\/a\.ts: left for /);
+    const listed = JSON.parse(alock(['--json', 'list']).stdout).locks as { asked_by?: string[] }[];
+    expect(listed.map((l) => l.asked_by)).toEqual([[asker]]);
     // Another agent's hook call does not take it.
     expect(context(hook('claude-pre-tool-use', ls(B)))).toBeUndefined();
     const told = context(hook('claude-pre-tool-use', ls(A)));
@@ -129,9 +144,12 @@ describe('ask through Claude Code hooks', () => {
     expect(told).toContain(`${asker} asks you about src/a.ts`);
     expect(told).toContain(`alock reply ${asker} "..."`);
     expect(told).toContain('alock release src/a.ts');
-    // Once.
+    // Once; and once taken, a call with nothing waiting writes nothing to the store.
+    const log = path.join(tree, '.git', 'agent-locks', 'locks.log');
+    const before = readFileSync(log);
     expect(context(hook('claude-pre-tool-use', ls(A)))).toBeUndefined();
     expect(context(hook('claude-pre-tool-use', editOf(A, 'src/a.ts')))).toBeUndefined();
+    expect(readFileSync(log).equals(before)).toBe(true);
 
     const replied = alock(['reply', asker, 'two minutes'], { AGENT_ID: holder! });
     expect(replied.status, replied.stderr).toBe(0);
@@ -144,13 +162,15 @@ describe('ask through Claude Code hooks', () => {
     // The holder's turn ends: its claim goes, and the asker's next call says the file is free.
     hook('claude-turn-end', { session_id: A, cwd: tree, hook_event_name: 'Stop', stop_hook_active: false });
     expect(holders()).toEqual([]);
-    const freed = hook('claude-pre-tool-use', editOf(B, 'src/a.ts'));
+    // Told on the asker's next call of any tool (the turn-end hook left it a hint on this host).
+    const freed = hook('claude-pre-tool-use', ls(B));
     expect(context(freed)).toContain('src/a.ts, which you asked');
     expect(context(freed)).toContain('is free now');
-    const log = alock(['log']);
-    expect(log.stdout).toContain(`by ${asker}`);
-    expect(log.stdout).toMatch(/ASKED src\/a\.ts .*please finish/);
-    expect(log.stdout).toContain(`to ${asker}: two minutes`);
+    expect(context(hook('claude-pre-tool-use', editOf(B, 'src/a.ts')))).toBeUndefined();
+    const events = alock(['log']).stdout;
+    expect(events).toContain(`by ${asker}`);
+    expect(events).toMatch(/ASKED src\/a\.ts .*please finish/);
+    expect(events).toContain(`to ${asker}: two minutes`);
   });
 
   it('without a hint on this host, the next edit finds the request in the read its check makes', () => {
@@ -166,6 +186,20 @@ describe('ask through Claude Code hooks', () => {
     // ...the next edit, of any file, does.
     expect(context(hook('claude-pre-tool-use', editOf(A, 'src/b.ts')))).toContain('please finish');
     expect(context(hook('claude-pre-tool-use', editOf(A, 'src/c.ts')))).toBeUndefined();
+  });
+
+  it('a hint whose tree is gone is dropped without a word', () => {
+    hook('claude-pre-tool-use', editOf(A, 'src/a.ts'));
+    const [holder] = holders();
+    const tell = path.join(tmp, `agent-lock-${process.getuid?.() ?? 'user'}`, 'tell');
+    mkdirSync(tell, { recursive: true, mode: 0o700 });
+    const gone = path.join(base, 'gone');
+    writeFileSync(
+      path.join(tell, `${keyName(holder!)}.${keyName(gone)}.mail`),
+      JSON.stringify({ agent: holder, dir: gone, at: Date.now() }),
+    );
+    expect(hook('claude-pre-tool-use', ls(A))).toEqual({});
+    expect(readdirSync(tell)).toEqual([]);
   });
 
   it('two hook calls of the holder at once deliver the request once', async () => {
@@ -217,6 +251,24 @@ describe('ask through other harnesses', () => {
     expect(told.hookSpecificOutput).toMatchObject({ hookEventName: 'AfterTool' });
     expect(context(told)).toContain('please finish');
     expect(JSON.stringify(hook('gemini-post-tool-use', after))).not.toContain('please finish');
+  });
+});
+
+describe('ask through a harness with no place for context', () => {
+  it("Cursor: an allowed call carries nothing; the holder's next refused edit carries the request", () => {
+    const fx = fixture('cursor');
+    const edit = (rel: string) => fill(Object.values(fx.edits)[0]!, fx.paths === 'absolute', rel);
+    expect(JSON.stringify(hook('cursor-pre-tool-use', edit('src/a.ts')))).not.toContain('deny');
+    const [holder] = holders();
+    expect(alock(['acquire', 'src/b.ts'], { AGENT_ID: 'other' }).status).toBe(0);
+    expect(alock(['ask', 'src/a.ts', 'please finish'], { AGENT_ID: 'asker' }).status).toBe(0);
+    expect(JSON.stringify(hook('cursor-pre-tool-use', edit('src/a.ts')))).not.toContain('please finish');
+    const refused = JSON.stringify(hook('cursor-pre-tool-use', edit('src/b.ts')));
+    expect(refused).toContain('"permission":"deny"');
+    expect(refused).toContain(`asker asks you about src/a.ts`);
+    expect(refused).toContain('please finish');
+    expect(JSON.stringify(hook('cursor-pre-tool-use', edit('src/b.ts')))).not.toContain('please finish');
+    expect(holder).toMatch(/^cursor-/);
   });
 });
 

@@ -1,6 +1,7 @@
 /**
  * What mounting the MCP server costs an agent: the tool list it reads into its context on every
- * session. Kept under 8 KB, with every tool, its inputs and its answer shape still there.
+ * session. Kept under 9 KB, with every tool, its inputs and its answer shape still there (8 KB
+ * until ask and reply came: each tool costs about 550 bytes of schema however short its words).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Connected, connect } from './mcp-harness.js';
@@ -15,14 +16,27 @@ afterEach(async () => {
 });
 
 describe('the MCP tool list', () => {
-  it('is under 8 KB as JSON, with the same tools', async () => {
+  it('is under 9 KB as JSON, with the same tools', async () => {
     const { tools } = await mcp.client.listTools();
     const bytes = Buffer.byteLength(JSON.stringify(tools));
     console.log(`MCP tool list: ${bytes} bytes, ${tools.length} tools`);
     expect(tools.map((t) => t.name).sort()).toEqual(
-      ['acquire', 'break', 'check', 'list', 'lock', 'mine', 'note', 'release', 'renew', 'resume'].sort(),
+      [
+        'acquire',
+        'ask',
+        'break',
+        'check',
+        'list',
+        'lock',
+        'mine',
+        'note',
+        'release',
+        'renew',
+        'reply',
+        'resume',
+      ].sort(),
     );
-    expect(bytes).toBeLessThan(8 * 1024);
+    expect(bytes).toBeLessThan(9 * 1024);
   });
 
   it('still describes every input, and the answer every contract tool gives', async () => {

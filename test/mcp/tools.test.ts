@@ -23,7 +23,19 @@ afterEach(async () => {
   mcp.sandbox.cleanup();
 });
 
-const CONTRACT_TOOLS = ['acquire', 'release', 'renew', 'check', 'list', 'mine', 'note', 'resume', 'break'];
+const CONTRACT_TOOLS = [
+  'acquire',
+  'release',
+  'renew',
+  'check',
+  'list',
+  'mine',
+  'note',
+  'ask',
+  'reply',
+  'resume',
+  'break',
+];
 
 /** Leaves an orphan on `scope`: its holder process is gone, and it left a note. */
 async function leaveOrphan(scope: string, noteText: string): Promise<void> {
@@ -39,7 +51,7 @@ async function leaveOrphan(scope: string, noteText: string): Promise<void> {
 }
 
 describe('tool list', () => {
-  it('offers the nine contract tools with output schemas (status and ok), and the lock tool', async () => {
+  it('offers the eleven contract tools with output schemas (status and ok), and the lock tool', async () => {
     const { tools } = await mcp.client.listTools();
     const names = tools.map((t) => t.name).sort();
     expect(names).toEqual([...CONTRACT_TOOLS, 'lock'].sort());

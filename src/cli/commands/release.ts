@@ -1,6 +1,7 @@
 import { releaseMessage } from '../../answers/messages.js';
 import { quoteArg } from '../../answers/render.js';
 import { AgentLockError } from '../../core/errors.js';
+import { hintAskers } from '../../integrations/mail.js';
 import { defineCommand } from '../command.js';
 import type { Cli } from '../context.js';
 import { TOKEN } from '../flags.js';
@@ -26,6 +27,7 @@ export async function release(
     opts.token ? { token: opts.token } : {},
   );
   const asked = opts.all ? 'all' : scopes.map(quoteArg).join(' ');
+  hintAskers(cli.io.env, outcome.locks, locks.tree.root);
   if (outcome.status === 'released') {
     const what = outcome.locks.length === 0 ? '(you held nothing)' : cli.scopes(outcome.locks);
     return cli.answer(command, outcome, [cli.head('released', what)], releaseMessage(outcome, asked));

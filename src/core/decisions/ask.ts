@@ -5,7 +5,9 @@
  * every host of a Redis store); a lock that ends leaves a notice for its askers (context.ts).
  */
 import type { LockRecord, Mail } from '../lock.js';
-import { NO_TICKETS, ownCovering, owns, scan } from './conflicts.js';
+import { recordScope } from '../lock.js';
+import { scopesOverlap } from '../scope.js';
+import { NO_TICKETS, owns, scan } from './conflicts.js';
 import { Decision, type DecisionContext } from './context.js';
 import { type Decided, type Outcome, outcome, type StoreState, type Target } from './outcomes.js';
 
@@ -51,8 +53,21 @@ export function decideAsk(
     (r) => !r.unreadable && r.status === 'active',
   );
   if (held.length === 0) {
-    const mine = req.targets.every((t) => ownCovering(d, t, 'shared') !== undefined);
-    return d.done(outcome(mine ? 'mine' : 'free'));
+    // Held by the caller's own family only (itself, its parent, its sub-agents): nobody else to ask.
+    const family = d
+      .locks()
+      .some(
+        (r) =>
+          !r.unreadable &&
+          r.status === 'active' &&
+          (r.agent_id === caller.agentId ||
+            r.agent_id === caller.parentAgentId ||
+            r.parent_agent_id === caller.agentId) &&
+          req.targets.some(
+            (t) => r.kind === t.scope.kind && r.tree === t.tree && scopesOverlap(recordScope(r), t.scope),
+          ),
+      );
+    return d.done(outcome(family ? 'mine' : 'free'));
   }
   const full = held.filter((r) => waiting(r) >= req.maxWaiting);
   if (full.length > 0)
