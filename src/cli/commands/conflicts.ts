@@ -12,8 +12,12 @@ import type { Lock } from '../../core/lock.js';
 import { scopeFromPattern, scopesOverlap } from '../../core/scope.js';
 import type { Worktree } from '../../host/git.js';
 import { findTree, storeDirFor } from '../../host/tree.js';
-import { defineCommand } from '../command.js';
+import { defineCommand, type FlagSpec, type OptionsOf } from '../command.js';
 import type { Cli } from '../context.js';
+
+const FLAGS = [
+  { flags: '--base <branch>', description: "the base branch (default: the repository's default branch)" },
+] as const satisfies readonly FlagSpec[];
 
 export interface ConflictingFile {
   file: string;
@@ -47,7 +51,7 @@ function holdersOf(locks: readonly Lock[], worktree: string | null, file: string
   );
 }
 
-async function predictConflicts(cli: Cli, opts: { base?: string }): Promise<Answer> {
+async function predictConflicts(cli: Cli, opts: OptionsOf<typeof FLAGS>): Promise<Answer> {
   // The git plumbing is a bundle of its own, loaded only by this command.
   const git = await import('../../host/git.js');
   const env = cli.io.env;
@@ -184,8 +188,6 @@ export const conflictsCommand = defineCommand({
   args: '',
   summary:
     "predict merge conflicts between this worktree's branch and every other worktree's branch and the base (git merge-tree; changes nothing)",
-  flags: [
-    { flags: '--base <branch>', description: "the base branch (default: the repository's default branch)" },
-  ],
+  flags: FLAGS,
   run: (cli, o) => predictConflicts(cli, o),
 });

@@ -111,5 +111,5 @@ export const explainCommand = defineCommand({
   args: '<scope-a> <scope-b>',
   summary: 'whether two scopes conflict and why: a path both match, or why none can',
   flags: [],
-  run: async (cli, a: string, b: string) => explainScopes(cli, a, b),
+  run: async (cli, a, b) => explainScopes(cli, a, b),
 });

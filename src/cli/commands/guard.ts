@@ -6,7 +6,7 @@ export const guardCommand = defineCommand({
   args: '<hook>',
   summary: 'git hook runtime: refuse a commit touching paths other agents hold (pre-commit)',
   flags: [],
-  run: async (cli, hook: string) => {
+  run: async (cli, hook) => {
     if (hook !== 'pre-commit') {
       throw new AgentLockError('E_USAGE', `unknown git hook ${JSON.stringify(hook)}`, {
         hint: `${cli.name} guard pre-commit`,

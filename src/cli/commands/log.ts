@@ -10,15 +10,18 @@ import type { Answer } from '../../answers/answer.js';
 import { paint, visible } from '../../answers/render.js';
 import type { Cli } from '../context.js';
 import { interruption, signalExitCode } from '../../answers/interruption.js';
-import { defineCommand } from '../command.js';
+import { defineCommand, type FlagSpec, type OptionsOf } from '../command.js';
 
-export interface LogFlags {
-  follow?: boolean;
-  since?: string;
-  agent?: string;
-  scope?: string[];
-  limit?: string;
-}
+const FLAGS = [
+  { flags: '--follow', description: 'then print each new event as it is committed, until Ctrl-C' },
+  {
+    flags: '--since <when>',
+    description: 'only since a duration ago (15m, 2h, 1d) or a time (ISO 8601)',
+  },
+  { flags: '--agent <id>', description: 'only events of this agent (or its children), or done by it' },
+  { flags: '--scope <scope...>', description: 'only events of locks overlapping this scope' },
+  { flags: '--limit <n>', description: 'at most the last N events (50)' },
+] as const satisfies readonly FlagSpec[];
 
 /** The schema every JSON line of `log --json` names. */
 export const EVENT_SCHEMA = 'agent-lock/event/v1';
@@ -80,7 +83,7 @@ function jsonLine(event: StoreEvent): string {
   return JSON.stringify({ schema: EVENT_SCHEMA, ...event });
 }
 
-async function showLog(cli: Cli, o: LogFlags): Promise<Answer> {
+async function showLog(cli: Cli, o: OptionsOf<typeof FLAGS>): Promise<Answer> {
   const query: { -readonly [K in keyof EventQuery]: EventQuery[K] } = {};
   if (o.since !== undefined) {
     const since = parseSince(o.since, Date.now());
@@ -220,15 +223,6 @@ export const logCommand = defineCommand({
   name: 'log',
   args: '',
   summary: "the store's history of events, newest last (--json: JSON lines)",
-  flags: [
-    { flags: '--follow', description: 'then print each new event as it is committed, until Ctrl-C' },
-    {
-      flags: '--since <when>',
-      description: 'only since a duration ago (15m, 2h, 1d) or a time (ISO 8601)',
-    },
-    { flags: '--agent <id>', description: 'only events of this agent (or its children), or done by it' },
-    { flags: '--scope <scope...>', description: 'only events of locks overlapping this scope' },
-    { flags: '--limit <n>', description: 'at most the last N events (50)' },
-  ],
+  flags: FLAGS,
   run: (cli, o) => showLog(cli, o),
 });

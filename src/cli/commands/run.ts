@@ -14,10 +14,21 @@ import { quoteArg } from '../../answers/render.js';
 import { envelope } from '../../answers/envelope.js';
 import { abortedAnswer, agentOf, type Cli, timeoutAnswer } from '../context.js';
 import { interruption, signalExitCode } from '../../answers/interruption.js';
-import { LiveLine, type WaitFlags, waitSeconds } from '../waiting.js';
+import { LiveLine, waitSeconds } from '../waiting.js';
 import { otherWorktreeAnswer } from '../worktrees.js';
-import { defineCommand } from '../command.js';
+import { defineCommand, type FlagSpec, type OptionsOf } from '../command.js';
 import { WAIT_FLAGS } from '../flags.js';
+
+const FLAGS = [
+  ...WAIT_FLAGS,
+  {
+    flags: '-E, --conflict-exit-code <code>',
+    description: 'exit code when the lock cannot be had (default 1)',
+  },
+  { flags: '--ttl <seconds>', description: 'lease length, renewed every third of it (default 30)' },
+  { flags: '-m, --message <intent>', description: 'what the command does (shown to others)' },
+  { flags: '--shared', description: 'shared lock: conflicts only with exclusive ones' },
+] as const satisfies readonly FlagSpec[];
 
 /** Between SIGTERM and SIGKILL when the lease is lost: the lease's margin (at most 5 s) before it lapses. */
 const KILL_GRACE_MS = 5000;
@@ -49,13 +60,6 @@ done
 exit 0`;
 const RUN_TTL_SECONDS = 30;
 
-interface RunFlags extends WaitFlags {
-  conflictExitCode?: string;
-  ttl?: string;
-  message?: string;
-  shared?: boolean;
-}
-
 function exitCodeFlag(raw: string): number {
   const text = raw.trim();
   if (!/^\d+$/.test(text) || Number(text) > 255) {
@@ -78,7 +82,7 @@ function toStderr(cli: Cli, answer: Answer): Answer {
   return { ...answer, raw: { stdout: '', stderr: body } };
 }
 
-async function runUnderLock(cli: Cli, scopes: string[], flags: RunFlags): Promise<Answer> {
+async function runUnderLock(cli: Cli, scopes: string[], flags: OptionsOf<typeof FLAGS>): Promise<Answer> {
   const command = cli.passthrough ?? [];
   if (command.length === 0 || command[0] === '') {
     throw new AgentLockError('E_USAGE', 'run needs a command after --', {
@@ -276,15 +280,6 @@ export const runCommand = defineCommand({
   args: '<scope...>',
   summary:
     "run a command under a lock (flock-style): alock run SCOPE... -- COMMAND [ARGS...]; exits with the command's code",
-  flags: [
-    ...WAIT_FLAGS,
-    {
-      flags: '-E, --conflict-exit-code <code>',
-      description: 'exit code when the lock cannot be had (default 1)',
-    },
-    { flags: '--ttl <seconds>', description: 'lease length, renewed every third of it (default 30)' },
-    { flags: '-m, --message <intent>', description: 'what the command does (shown to others)' },
-    { flags: '--shared', description: 'shared lock: conflicts only with exclusive ones' },
-  ],
-  run: (cli, scopes: string[], o) => runUnderLock(cli, scopes, o),
+  flags: FLAGS,
+  run: (cli, scopes, o) => runUnderLock(cli, scopes, o),
 });
