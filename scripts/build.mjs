@@ -29,11 +29,11 @@ const lazy = {
   skill: 'src/integrations/skill.ts',
   hooks: 'src/integrations/hooks.ts',
   'git-guard': 'src/integrations/git-guard.ts',
-  conflicts: 'src/cli/conflicts.ts',
+  conflicts: 'src/host/git.ts',
   doctor: 'src/doctor/doctor.ts',
   // The shell grammar (WebAssembly), loaded by a hook only for a command that could write a file.
   'shell-parser': 'src/integrations/shell-parser.ts',
-  watch: 'src/cli/watch.ts',
+  watch: 'src/cli/board.ts',
   'ui-command': 'src/ui/ui-command.ts',
 };
 const root = fileURLToPath(new URL('..', import.meta.url));

@@ -26,18 +26,83 @@ export interface CommandSpec {
   readonly other?: Readonly<Record<string, string>>;
 }
 
-/** What a command module defines; `run` gets commander's arguments (positionals, then the flags). */
-export interface CommandDef extends Omit<CommandSpec, 'ok' | 'fail' | 'other'> {
+/**
+ * The options commander hands a command, derived from its flag strings, as commander reads them:
+ * `--shared` true when given, `--ttl <seconds>` a string, `--scope <scope...>` (or `--id <id...>`,
+ * which collects) a list, `--wait [seconds]` a string or true, `--no-wait` false (true by default),
+ * `-w <seconds>` under its short name, `--conflict-exit-code` as `conflictExitCode`. A flag of the
+ * same name twice (`--wait [seconds]`, `--no-wait`) gives the union of both.
+ */
+export type OptionsOf<F extends readonly FlagSpec[]> = F extends readonly []
+  ? // Mapped over no flags at all, the type below is an index signature that takes any name.
+    { [K in never]: never }
+  : { -readonly [S in F[number]['flags'] as OptionKey<S>]?: OptionValue<S> };
+
+/** The long name if there is one, else the short one, without its value: `-m, --message <x>` → `message`. */
+type FlagName<S extends string> = S extends `${string}--${infer Long}`
+  ? FirstWord<Long>
+  : S extends `-${infer Short}`
+    ? FirstWord<Short>
+    : never;
+type FirstWord<S extends string> = S extends `${infer Word} ${string}` ? Word : S;
+type Camel<S extends string> = S extends `${infer Head}-${infer Tail}`
+  ? `${Head}${Capitalize<Camel<Tail>>}`
+  : S;
+type OptionKey<S extends string> = FlagName<S> extends `no-${infer Name}` ? Camel<Name> : Camel<FlagName<S>>;
+type OptionValue<S extends string> = S extends `${string}--no-${string}`
+  ? boolean
+  : S extends `${string}<${string}...>`
+    ? string[]
+    : S extends `${string}<${string}>`
+      ? string
+      : S extends `${string}[${string}]`
+        ? string | true
+        : true;
+
+/** The positional arguments of an `args` string: `<a>` a string, `<a...>` a list, `[a]` maybe one. */
+type Positionals<A extends string> = A extends ''
+  ? []
+  : A extends `${infer Word} ${infer Rest}`
+    ? [Positional<Word>, ...Positionals<Rest>]
+    : [Positional<A>];
+type Positional<W extends string> = W extends `${'<' | '['}${string}...${'>' | ']'}`
+  ? string[]
+  : W extends `<${string}>`
+    ? string
+    : W extends `[${string}]`
+      ? string | undefined
+      : never;
+
+/** What `run` is given after the context: the positionals of `args`, then the options of `flags`. */
+export type RunArgs<A extends string, F extends readonly FlagSpec[]> = [...Positionals<A>, OptionsOf<F>];
+
+/** What a command module defines; `run` gets its arguments typed from `args` and `flags`. */
+export interface CommandDef<A extends string = string, F extends readonly FlagSpec[] = readonly FlagSpec[]>
+  extends Omit<CommandSpec, 'ok' | 'fail' | 'other' | 'args' | 'flags'> {
+  readonly args: A;
+  readonly flags: F;
   /** Absent for a command commander itself answers (help). */
-  // biome-ignore lint/suspicious/noExplicitAny: commander hands its parsed arguments over untyped
-  readonly run?: (cli: Cli, ...args: any[]) => Promise<Answer>;
+  readonly run?: (cli: Cli, ...args: RunArgs<A, F>) => Promise<Answer>;
 }
 
-export interface CliCommand extends CommandDef, CommandSpec {}
+/** A command in the table: commander calls `run` with what it parsed from the same spec. */
+export interface CliCommand extends CommandSpec {
+  readonly run?: (cli: Cli, ...args: unknown[]) => Promise<Answer>;
+}
 
-export function defineCommand(def: CommandDef): CliCommand {
+export function defineCommand<const A extends string, const F extends readonly FlagSpec[]>(
+  def: CommandDef<A, F>,
+): CliCommand {
   const answers = ANSWER_TABLE[def.name] ?? { ok: [], fail: [] };
-  return { ...def, ok: answers.ok, fail: answers.fail, ...(answers.other ? { other: answers.other } : {}) };
+  return {
+    ...def,
+    // The one untyped edge: commander parses argv by this command's own args and flags, the very
+    // strings RunArgs reads, so what it passes has the shape run was typed with.
+    run: def.run as CliCommand['run'],
+    ok: answers.ok,
+    fail: answers.fail,
+    ...(answers.other ? { other: answers.other } : {}),
+  };
 }
 
 export const GLOBAL_FLAGS: readonly FlagSpec[] = [

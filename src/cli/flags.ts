@@ -2,7 +2,8 @@
 import type { FlagSpec } from './command.js';
 
 /** `--wait[=S]`, `-w S` and `-n`: shared by acquire and run. */
-export const WAIT_FLAGS: readonly FlagSpec[] = [
+// `as const`: each command's options type is read from these strings (OptionsOf).
+export const WAIT_FLAGS = [
   {
     flags: '--wait [seconds]',
     description:
@@ -10,14 +11,14 @@ export const WAIT_FLAGS: readonly FlagSpec[] = [
   },
   { flags: '-w <seconds>', description: 'same as --wait=SECONDS' },
   { flags: '-n, --no-wait', description: 'answer at once when held (the default)' },
-];
+] as const satisfies readonly FlagSpec[];
 
-export const TOKEN: FlagSpec = {
+export const TOKEN = {
   flags: '--token <token>',
   description: 'prove ownership with the lease token (from another process)',
-};
+} as const satisfies FlagSpec;
 
-export const WORKTREES_FLAG: FlagSpec = {
+export const WORKTREES_FLAG = {
   flags: '--worktrees',
   description: 'group the locks by the worktree and branch they were taken in',
-};
+} as const satisfies FlagSpec;

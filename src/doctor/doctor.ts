@@ -7,10 +7,7 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import type { RedisStore } from '../backends/redis/redis-store.js';
-import type { Answer } from '../answers/answer.js';
 import type { CliContext } from '../answers/cli-context.js';
-import { exitCodeFor } from '../answers/contract.js';
-import { paint } from '../answers/render.js';
 import { readConfig } from '../core/config.js';
 import { AgentLockError, asAgentLockError } from '../core/errors.js';
 import type { Identity } from '../core/identity.js';
@@ -30,7 +27,8 @@ function failure(area: Area, code: string, error: unknown, fallback: string): Fi
   return problem(area, code, e.message, e.hint ?? fallback);
 }
 
-export async function doctorCommand(cli: CliContext): Promise<Answer> {
+/** Every check's finding, and where the store is (the command turns them into its answer). */
+export async function diagnose(cli: CliContext): Promise<{ found: Finding[]; where: string }> {
   const env = cli.io.env;
   const given = cli.globals().dir;
   const start = path.resolve(cli.io.cwd, given ?? '.');
@@ -140,40 +138,7 @@ export async function doctorCommand(cli: CliContext): Promise<Answer> {
       ),
     );
 
-  return answer(cli, found, where);
-}
-
-const LEVEL_WORD = { ok: 'ok', note: 'note', problem: 'PROBLEM' } as const;
-
-function answer(cli: CliContext, found: Finding[], where: string): Answer {
-  const problems = found.filter((f) => f.level === 'problem').length;
-  const notes = found.filter((f) => f.level === 'note').length;
-  const status = problems > 0 ? 'findings' : 'healthy';
-  const counts = `${problems} ${problems === 1 ? 'problem' : 'problems'}, ${notes} ${notes === 1 ? 'note' : 'notes'}`;
-  const head = problems > 0 ? paint(cli.style, 'red', 'FINDINGS') : paint(cli.style, 'green', 'HEALTHY');
-  const text = [`${head} ${counts} (${where})`];
-  for (const f of found) {
-    const word = LEVEL_WORD[f.level].padEnd(7);
-    const shown =
-      f.level === 'problem'
-        ? paint(cli.style, 'red', word)
-        : f.level === 'note'
-          ? paint(cli.style, 'yellow', word)
-          : word;
-    text.push(`  ${shown}  ${f.area.padEnd(8)}  ${f.message}`);
-    if (f.fix !== null)
-      text.push(`  ${' '.repeat(7)}  ${' '.repeat(8)}  ${f.level === 'problem' ? 'fix' : 'try'}: ${f.fix}`);
-  }
-  return {
-    command: 'doctor',
-    status,
-    exitCode: exitCodeFor('doctor', status),
-    locks: [],
-    conflicts: [],
-    message: `${status}: ${counts}`,
-    text,
-    extra: { checks: found },
-  };
+  return { found, where };
 }
 
 /** The hooks' and the git guard's own settings, and the values each takes. */

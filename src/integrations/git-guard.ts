@@ -233,12 +233,8 @@ async function committer(cli: CliContext): Promise<Identity> {
 
 const shown = (p: string) => (/[\p{Cc}]/u.test(p) ? JSON.stringify(p) : quoteArg(p));
 
-export async function guardCommand(cli: CliContext, hook: string): Promise<Answer> {
-  if (hook !== 'pre-commit') {
-    throw new AgentLockError('E_USAGE', `unknown git hook ${JSON.stringify(hook)}`, {
-      hint: `${cli.name} guard pre-commit`,
-    });
-  }
+/** `alock guard pre-commit`: the staged paths against other agents' locks, as the guard's answer. */
+export async function guardPreCommit(cli: CliContext): Promise<Answer> {
   const mode = guardMode(cli.io.env);
   const cwd = workDir(cli);
   // The hook's environment is passed on: `git commit -a` or `git commit PATH` stage into a

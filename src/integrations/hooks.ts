@@ -193,7 +193,7 @@ function writeAtomically(file: string, body: string, mode: number | undefined): 
   }
 }
 
-export async function hooksCommand(
+export async function hooksAction(
   cli: CliContext,
   action: string,
   opts: Record<string, unknown>,

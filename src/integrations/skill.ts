@@ -141,7 +141,7 @@ function install(cli: CliContext, opts: Record<string, unknown>): Answer {
   );
 }
 
-export async function skillCommand(
+export async function skillAction(
   cli: CliContext,
   action: string,
   opts: Record<string, unknown>,

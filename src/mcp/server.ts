@@ -46,7 +46,7 @@ export function createLockServer(cli: CliContext): LockServer {
 }
 
 /** Serves on stdio until stdin ends (the client went away) or the transport closes. */
-export async function mcpCommand(
+export async function serveMcp(
   cli: CliContext,
   stdio: { stdin: Readable; stdout: Writable } = { stdin: process.stdin, stdout: process.stdout },
 ): Promise<Answer> {

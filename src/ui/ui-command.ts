@@ -17,7 +17,7 @@ export interface UiFlags {
 }
 
 /** `alock ui`: serves until a signal, after printing the URL (the only place the secret is shown). */
-export async function uiCommand(cli: CliContext, o: UiFlags): Promise<Answer> {
+export async function openDashboard(cli: CliContext, o: UiFlags): Promise<Answer> {
   let port = 0;
   if (o.port !== undefined) {
     port = Number(o.port);

@@ -8,23 +8,22 @@ import { isLongLived } from '../../core/identity.js';
 import type { Lock } from '../../core/lock.js';
 import { withEnforceAsRoot } from '../../host/freeze.js';
 import type { Locks } from '../../locks.js';
-import { defineCommand } from '../command.js';
+import { defineCommand, type FlagSpec, type OptionsOf } from '../command.js';
 import { abortedAnswer, type Cli, timeoutAnswer } from '../context.js';
 import { WAIT_FLAGS } from '../flags.js';
-import { LiveLine, type WaitFlags, waitSeconds } from '../waiting.js';
+import { LiveLine, waitSeconds } from '../waiting.js';
 import { otherWorktreeAnswer } from '../worktrees.js';
 
-async function acquire(
-  cli: Cli,
-  scopes: string[],
-  opts: {
-    message?: string;
-    ttl?: string;
-    shared?: boolean;
-    enforce?: boolean;
-    force?: boolean;
-  } & WaitFlags,
-) {
+const FLAGS = [
+  { flags: '-m, --message <intent>', description: 'what you are about to do (shown to others)' },
+  { flags: '--ttl <seconds>', description: 'lease: expires unless renewed' },
+  { flags: '--shared', description: 'shared lock: conflicts only with exclusive ones' },
+  { flags: '--enforce', description: 'make the matched files read-only until release' },
+  { flags: '--force', description: 'with --enforce: allow more than 500 files' },
+  ...WAIT_FLAGS,
+] as const satisfies readonly FlagSpec[];
+
+async function acquire(cli: Cli, scopes: string[], opts: OptionsOf<typeof FLAGS>) {
   if (opts.force && !opts.enforce)
     throw new AgentLockError('E_USAGE', '--force goes with --enforce', {
       hint: 'add --enforce, or drop --force',
@@ -164,13 +163,6 @@ export const acquireCommand = defineCommand({
   name: 'acquire',
   args: '<scope...>',
   summary: 'claim files, folders, globs or @resources, all or nothing',
-  flags: [
-    { flags: '-m, --message <intent>', description: 'what you are about to do (shown to others)' },
-    { flags: '--ttl <seconds>', description: 'lease: expires unless renewed' },
-    { flags: '--shared', description: 'shared lock: conflicts only with exclusive ones' },
-    { flags: '--enforce', description: 'make the matched files read-only until release' },
-    { flags: '--force', description: 'with --enforce: allow more than 500 files' },
-    ...WAIT_FLAGS,
-  ],
-  run: (cli, scopes: string[], o) => acquire(cli, scopes, o),
+  flags: FLAGS,
+  run: (cli, scopes, o) => acquire(cli, scopes, o),
 });

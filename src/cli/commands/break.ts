@@ -1,10 +1,15 @@
 import { AgentLockError } from '../../core/errors.js';
 import { breakMessage } from '../../answers/messages.js';
 import { quoteArg } from '../../answers/render.js';
-import { defineCommand } from '../command.js';
+import { defineCommand, type FlagSpec, type OptionsOf } from '../command.js';
 import type { Cli } from '../context.js';
 
-async function breakLocks(cli: Cli, scopes: string[], opts: { reason?: string; id?: string[] }) {
+const FLAGS = [
+  { flags: '--reason <text>', description: 'why, for the record' },
+  { flags: '--id <id...>', description: 'break by lock id (for unreadable records)' },
+] as const satisfies readonly FlagSpec[];
+
+async function breakLocks(cli: Cli, scopes: string[], opts: OptionsOf<typeof FLAGS>) {
   if (scopes.length === 0 && (opts.id ?? []).length === 0)
     // The library's refusal names its options; a person at the command line reads the flags.
     throw new AgentLockError('E_USAGE', 'nothing to break: name a scope or --id', {
@@ -42,9 +47,6 @@ export const breakCommand = defineCommand({
   name: 'break',
   args: '[scope...]',
   summary: 'remove any lock, whoever holds it (recorded)',
-  flags: [
-    { flags: '--reason <text>', description: 'why, for the record' },
-    { flags: '--id <id...>', description: 'break by lock id (for unreadable records)' },
-  ],
-  run: (cli, scopes: string[], o) => breakLocks(cli, scopes, o),
+  flags: FLAGS,
+  run: (cli, scopes, o) => breakLocks(cli, scopes, o),
 });

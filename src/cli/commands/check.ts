@@ -1,10 +1,14 @@
 import { checkMessage } from '../../answers/messages.js';
 import { quoteArg } from '../../answers/render.js';
-import { defineCommand } from '../command.js';
+import { defineCommand, type FlagSpec, type OptionsOf } from '../command.js';
 import type { Cli } from '../context.js';
 import { otherWorktreeAnswer } from '../worktrees.js';
 
-async function check(cli: Cli, scopes: string[], opts: { shared?: boolean }) {
+const FLAGS = [
+  { flags: '--shared', description: 'check for a shared claim' },
+] as const satisfies readonly FlagSpec[];
+
+async function check(cli: Cli, scopes: string[], opts: OptionsOf<typeof FLAGS>) {
   const locks = await cli.open();
   const outcome = await locks.check(scopes, { shared: opts.shared === true });
   const asked = scopes.map(quoteArg);
@@ -30,6 +34,6 @@ export const checkCommand = defineCommand({
   name: 'check',
   args: '<scope...>',
   summary: 'would these scopes be granted?',
-  flags: [{ flags: '--shared', description: 'check for a shared claim' }],
-  run: (cli, scopes: string[], o) => check(cli, scopes, o),
+  flags: FLAGS,
+  run: (cli, scopes, o) => check(cli, scopes, o),
 });

@@ -7,6 +7,6 @@ export const completionCommand = defineCommand({
   args: '<shell>',
   summary: 'shell completion script (bash, zsh or fish)',
   flags: [],
-  run: async (cli, shell: string) =>
+  run: async (cli, shell) =>
     plainAnswer('completion', 'completion', [completionScript(shell, cli.name, cli.commands)], {}, shell),
 });

@@ -13,6 +13,5 @@ export const hooksCommand = defineCommand({
     { flags: '--git', description: 'a git pre-commit guard' },
     { flags: '--no-claim', description: "the agents' edits only check, and take no claim" },
   ],
-  run: async (cli, action: string, o) =>
-    (await import('../../integrations/hooks.js')).hooksCommand(cli, action, o),
+  run: async (cli, action, o) => (await import('../../integrations/hooks.js')).hooksAction(cli, action, o),
 });

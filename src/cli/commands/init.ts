@@ -1,9 +1,25 @@
 import type { Answer } from '../../answers/answer.js';
 import { AgentLockError } from '../../core/errors.js';
-import { defineCommand } from '../command.js';
+import { defineCommand, type FlagSpec, type OptionsOf } from '../command.js';
 import { type Cli, plainAnswer, storeName, storeOf } from '../context.js';
 
-async function init(cli: Cli, o: { redisUrl?: string; shared?: string; force?: boolean }): Promise<Answer> {
+const FLAGS = [
+  {
+    flags: '--redis-url <url>',
+    description: 'the Redis server of a redis store (redis:// or rediss://)',
+  },
+  {
+    flags: '--force',
+    description:
+      'with --backend file: leave a Redis store whose server no longer answers (its marker is kept aside); refused while it answers and holds locks',
+  },
+  {
+    flags: '--shared <name>',
+    description: "a Redis namespace shared with other repositories (default: the repository's own)",
+  },
+] as const satisfies readonly FlagSpec[];
+
+async function init(cli: Cli, o: OptionsOf<typeof FLAGS>): Promise<Answer> {
   if (o.force === true && cli.globals().backend !== 'file') {
     throw new AgentLockError(
       'E_USAGE',
@@ -46,20 +62,6 @@ export const initCommand = defineCommand({
   name: 'init',
   args: '',
   summary: 'create the store and record its backend (and Redis server)',
-  flags: [
-    {
-      flags: '--redis-url <url>',
-      description: 'the Redis server of a redis store (redis:// or rediss://)',
-    },
-    {
-      flags: '--force',
-      description:
-        'with --backend file: leave a Redis store whose server no longer answers (its marker is kept aside); refused while it answers and holds locks',
-    },
-    {
-      flags: '--shared <name>',
-      description: "a Redis namespace shared with other repositories (default: the repository's own)",
-    },
-  ],
+  flags: FLAGS,
   run: (cli, o) => init(cli, o),
 });

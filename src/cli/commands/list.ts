@@ -1,10 +1,14 @@
 import { listMessage } from '../../answers/messages.js';
-import { defineCommand } from '../command.js';
+import { defineCommand, type OptionsOf } from '../command.js';
 import { type Cli, storeName, storeOf } from '../context.js';
 import { WORKTREES_FLAG } from '../flags.js';
 import { byWorktree } from '../worktrees.js';
 
-export async function listLocks(cli: Cli, command: 'list' | 'mine', opts: { worktrees?: boolean } = {}) {
+export async function listLocks(
+  cli: Cli,
+  command: 'list' | 'mine',
+  opts: OptionsOf<readonly [typeof WORKTREES_FLAG]> = {},
+) {
   const locks = await cli.open();
   const outcome = command === 'list' ? await locks.list() : await locks.mine();
   const n = outcome.locks.length;

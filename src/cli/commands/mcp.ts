@@ -6,5 +6,5 @@ export const mcpCommand = defineCommand({
   summary: 'run the MCP server for agents over stdio',
   flags: [],
   // Integrations load only when used: the MCP SDK and friends stay out of every other command's start-up.
-  run: async (cli) => (await import('../../mcp/server.js')).mcpCommand(cli),
+  run: async (cli) => (await import('../../mcp/server.js')).serveMcp(cli),
 });

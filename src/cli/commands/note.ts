@@ -1,10 +1,12 @@
 import { noteMessage } from '../../answers/messages.js';
 import { quoteArg } from '../../answers/render.js';
-import { defineCommand } from '../command.js';
+import { defineCommand, type FlagSpec, type OptionsOf } from '../command.js';
 import type { Cli } from '../context.js';
 import { TOKEN } from '../flags.js';
 
-async function note(cli: Cli, scope: string, words: string[], opts: { token?: string }) {
+const FLAGS = [TOKEN] as const satisfies readonly FlagSpec[];
+
+async function note(cli: Cli, scope: string, words: string[], opts: OptionsOf<typeof FLAGS>) {
   const locks = await cli.open();
   const outcome = await locks.note(scope, words.join(' '), opts.token ? { token: opts.token } : {});
   const asked = quoteArg(scope);
@@ -40,6 +42,6 @@ export const noteCommand = defineCommand({
   name: 'note',
   args: '<scope> <text...>',
   summary: 'write a progress note into your lock',
-  flags: [TOKEN],
-  run: (cli, scope: string, words: string[], o) => note(cli, scope, words, o),
+  flags: FLAGS,
+  run: (cli, scope, words, o) => note(cli, scope, words, o),
 });

@@ -2,14 +2,19 @@ import { releaseMessage } from '../../answers/messages.js';
 import { quoteArg } from '../../answers/render.js';
 import { AgentLockError } from '../../core/errors.js';
 import { hintAskers } from '../../integrations/mail.js';
-import { defineCommand } from '../command.js';
+import { defineCommand, type FlagSpec, type OptionsOf } from '../command.js';
 import type { Cli } from '../context.js';
 import { TOKEN } from '../flags.js';
+
+const FLAGS = [
+  { flags: '--all', description: 'release every lock of yours and your children' },
+  TOKEN,
+] as const satisfies readonly FlagSpec[];
 
 export async function release(
   cli: Cli,
   scopes: string[],
-  opts: { all?: boolean; token?: string },
+  opts: OptionsOf<typeof FLAGS>,
   command: 'release' | 'release-all' = 'release',
 ) {
   if (opts.all && scopes.length > 0)
@@ -76,6 +81,6 @@ export const releaseCommand = defineCommand({
   name: 'release',
   args: '[scope...]',
   summary: "release your (or your sub-agents') locks",
-  flags: [{ flags: '--all', description: 'release every lock of yours and your children' }, TOKEN],
-  run: (cli, scopes: string[], o) => release(cli, scopes, o),
+  flags: FLAGS,
+  run: (cli, scopes, o) => release(cli, scopes, o),
 });

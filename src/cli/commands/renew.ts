@@ -1,11 +1,16 @@
 import { renewMessage } from '../../answers/messages.js';
 import { quoteArg } from '../../answers/render.js';
 import { parseSeconds } from '../../core/config.js';
-import { defineCommand } from '../command.js';
+import { defineCommand, type FlagSpec, type OptionsOf } from '../command.js';
 import type { Cli } from '../context.js';
 import { TOKEN } from '../flags.js';
 
-async function renew(cli: Cli, scopes: string[], opts: { ttl?: string; token?: string }) {
+const FLAGS = [
+  { flags: '--ttl <seconds>', description: "new lease length (default: the lease's own)" },
+  TOKEN,
+] as const satisfies readonly FlagSpec[];
+
+async function renew(cli: Cli, scopes: string[], opts: OptionsOf<typeof FLAGS>) {
   const ttl = opts.ttl === undefined ? undefined : parseSeconds(opts.ttl, '--ttl');
   const locks = await cli.open();
   const outcome = await locks.renew(scopes, {
@@ -59,6 +64,6 @@ export const renewCommand = defineCommand({
   name: 'renew',
   args: '<scope...>',
   summary: 'extend a lease (or touch a lock)',
-  flags: [{ flags: '--ttl <seconds>', description: "new lease length (default: the lease's own)" }, TOKEN],
-  run: (cli, scopes: string[], o) => renew(cli, scopes, o),
+  flags: FLAGS,
+  run: (cli, scopes, o) => renew(cli, scopes, o),
 });

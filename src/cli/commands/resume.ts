@@ -32,5 +32,5 @@ export const resumeCommand = defineCommand({
   args: '<scope>',
   summary: 'take over interrupted work (an orphan) with its notes',
   flags: [],
-  run: (cli, scope: string) => resume(cli, scope),
+  run: (cli, scope) => resume(cli, scope),
 });

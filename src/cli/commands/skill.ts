@@ -13,6 +13,5 @@ export const skillCommand = defineCommand({
     { flags: '--into <dir>', description: 'install into this skills folder' },
     { flags: '--force', description: 'replace a different SKILL.md' },
   ],
-  run: async (cli, action: string, o) =>
-    (await import('../../integrations/skill.js')).skillCommand(cli, action, o),
+  run: async (cli, action, o) => (await import('../../integrations/skill.js')).skillAction(cli, action, o),
 });

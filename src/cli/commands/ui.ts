@@ -14,5 +14,5 @@ export const uiCommand = defineCommand({
     },
     { flags: '--open', description: 'open the page in the default browser' },
   ],
-  run: async (cli, o) => (await import('../../ui/ui-command.js')).uiCommand(cli, o),
+  run: async (cli, o) => (await import('../../ui/ui-command.js')).openDashboard(cli, o),
 });

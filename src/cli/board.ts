@@ -100,7 +100,7 @@ export function boardLines(state: BoardState, now: number, c: Colors): string[] 
   return lines;
 }
 
-export async function watchCommand(cli: Cli): Promise<Answer> {
+export async function showBoard(cli: Cli): Promise<Answer> {
   const locks = await cli.open();
   const colors = createColors(cli.style.color);
   const where = `${locks.store.kind} ${locks.store.location}`;
