@@ -91,6 +91,8 @@ export function decideClaim(
         [],
         undefined,
         req.checkout,
+        // Nobody is handed a claim's token: it ends with the agent's turn, its process or its lease.
+        true,
       );
       const claim: LockRecord = {
         ...record,
