@@ -16,7 +16,8 @@
 //          Beside it, for information, the same loops of `node -e 0`: on a machine with fewer
 //          cores than agents the processes wait for a core whatever the hook does, and this shows
 //          how much of the ratio that is.
-// Settings: BENCH_QUICK: 5 runs of each call and 4 calls per agent; else 30 and 15.
+// Settings: SETTINGS.spawnRuns and claimLoopCalls (BENCH_QUICK: 5 runs of each call and 4 calls per
+// agent; else 30 and 15); targets: TARGETS.claims.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -33,25 +34,14 @@ import {
   planEdits,
   sessionId,
 } from '../claims-plan.js';
-import { repo } from '../settings.js';
+import { repo, TARGETS } from '../settings.js';
 import { median, round } from '../stats.js';
 
-const TARGET = {
-  claimFileMax: 1.35,
-  claimRedisMax: 1.8,
-  furtherFileMax: 1.25,
-  furtherWritesMax: 0,
-  agentsP99Max: 2,
-};
+const TARGET = TARGETS.claims;
 const AGENTS = 8;
 const PERIOD_MS = 50;
 /** A new file every 4th call of a loop; further edits of its last files in between. */
 const NEW_EVERY = 4;
-/**
- * Calls per agent in the 8-agent loop (the 1-agent loop makes 8 times as many, so both p99s are
- * taken over as many calls): the 1-agent loop is the longest part, about 120 calls of a hook.
- */
-const LOOP_CALLS = { quick: 4, full: 15 };
 
 /** A store the hook calls go to: its environment, and a mark that changes with every write. */
 interface StoreUnder {
@@ -229,7 +219,7 @@ async function onStore(
     b.store.env,
   );
   const further = await againstNode(ctx, b.store, b.tree, sessionId(91), () => 'mine.ts');
-  const each = ctx.quick ? LOOP_CALLS.quick : LOOP_CALLS.full;
+  const each = ctx.settings.claimLoopCalls;
   const c = fresh('one-agent');
   const one = loopFigures(1, await loops(HOOK, c.tree, c.store.env, 1, AGENTS * each));
   const d = fresh('agents');
@@ -335,7 +325,7 @@ export const claimsOnEdit: BenchCase<ClaimsOnEdit> = {
     ];
     // The floor of the loops: the same loops of `node -e 0`, which touch no store.
     const nodeTree = ctx.makeTree('claims-node').tree;
-    const each = ctx.quick ? LOOP_CALLS.quick : LOOP_CALLS.full;
+    const each = ctx.settings.claimLoopCalls;
     const nodeEnv = ctx.cleanEnv();
     const nodeOne = loopFigures(1, await loops(NODE, nodeTree, nodeEnv, 1, AGENTS * each));
     const nodeMany = loopFigures(AGENTS, await loops(NODE, nodeTree, nodeEnv, AGENTS, each));
