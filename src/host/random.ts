@@ -25,20 +25,6 @@ export function randomBytesPooled(size: number): Buffer {
   return Buffer.from(pool.subarray(at, at + size));
 }
 
-/**
- * `bytes` bytes as hex that tell names apart (a lock's id, a mutex owner's file), not secrets: from
- * Math.random (seeded per process from the system's entropy), so that making one never loads
- * node:crypto, which costs a hook call that claims a file milliseconds.
- */
-export function uniqueHex(bytes: number): string {
-  let hex = '';
-  while (hex.length < bytes * 2)
-    hex += Math.floor(Math.random() * 0x1_0000_0000)
-      .toString(16)
-      .padStart(8, '0');
-  return hex.slice(0, bytes * 2);
-}
-
 /** `size` random bytes as text, without the copy into a Buffer of their own. */
 export function randomTextPooled(size: number, encoding: 'hex' | 'base64url'): string {
   const at = take(size);

@@ -24,7 +24,7 @@ import { parseScope } from '../core/scope.js';
 import type { Across } from '../core/worktrees.js';
 import { sha256Hex } from '../host/hash.js';
 import { ancestorChain, hostName, processAlive, startStamp } from '../host/process.js';
-import { randomBytesPooled, uniqueHex } from '../host/random.js';
+import { randomBytesPooled } from '../host/random.js';
 import { findTree, fsProbe, headBranch, repositoryPrefix, storeDirFor } from '../host/tree.js';
 import { checkedPrefix, checkedRedisUrl } from './checks.js';
 import { createSession, type Session } from './session.js';
@@ -280,8 +280,7 @@ export async function openStore(options: StoreOptions = {}): Promise<Store> {
     const token = bytes.subarray(0, 24).toString('base64url');
     return { id: `lk_${bytes.subarray(24).toString('hex')}`, token, tokenHash: hashToken(token) };
   };
-  // An id alone is no secret (`list` shows it): a claim's or a ticket's loads no node:crypto.
-  const newId = () => `lk_${uniqueHex(8)}`;
+  const newId = () => `lk_${randomBytesPooled(8).toString('hex')}`;
   const context = (caller: Caller, now: number): DecisionContext => ({
     now,
     caller,

@@ -331,32 +331,6 @@ describe("a hook's check of a free file", () => {
     expect(alock('A', ['release', 'src/held.ts']).code).toBe(0);
   });
 
-  it('claims a free file without loading node:crypto (a claim has no token to draw or hash)', () => {
-    const r = edit('claimed-first.ts', {}, cryptoLoader());
-    expect(r.status).toBe(0);
-    expect(r.stdout).toBe('');
-    expect(JSON.parse(r.stderr)).toEqual([]);
-    // It did claim: another agent's edit of the file is refused.
-    const other = spawnSync(process.execPath, [bin, 'hooks', 'claude-pre-tool-use'], {
-      cwd: tree,
-      env: cleanEnv({}),
-      encoding: 'utf8',
-      input: JSON.stringify({
-        session_id: 'f7ee0002-0000-4000-8000-000000000002',
-        hook_event_name: 'PreToolUse',
-        tool_name: 'Edit',
-        tool_input: {
-          file_path: path.join(tree, 'src', 'claimed-first.ts'),
-          old_string: 'a',
-          new_string: 'b',
-        },
-        cwd: tree,
-      }),
-    });
-    expect(JSON.parse(other.stdout)).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny' } });
-    expect(alock('A', ['break', 'src/claimed-first.ts']).code).toBe(0);
-  });
-
   it('answers a further edit of a file the agent claims without loading node:crypto', () => {
     // The first edit claims (a new lock needs a token); the next ones change nothing.
     expect(edit('claimed.ts', {}).status).toBe(0);

@@ -6,11 +6,11 @@
  * SIGKILLed process never wedges the store; a live but stuck owner is waited for up to
  * AGENT_LOCK_MUTEX_TIMEOUT, then reported.
  */
+import { randomBytes } from 'node:crypto';
 import { linkSync, lstatSync, readdirSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import type { Holder } from '../../core/lock.js';
 import { AgentLockError } from '../../core/errors.js';
-import { uniqueHex } from '../../host/random.js';
 import { FALLBACK_FIRST_MS, FALLBACK_LAST_MS, type LineStats, MutexLine } from './mutex-line.js';
 import { createExclusive, readPrivate, readPrivateOrNull, storeGone } from './safe-fs.js';
 
@@ -68,8 +68,7 @@ export class FileMutex {
 
   private get own(): { nonce: string; ownerPath: string; line: MutexLine } {
     if (this.named === null) {
-      // Tells this owner's file apart from a dead process's with the same pid: unique, no secret.
-      const nonce = uniqueHex(8);
+      const nonce = randomBytes(8).toString('hex');
       this.named = {
         nonce,
         ownerPath: path.join(this.dir, `owner.${this.me.pid}.${nonce}`),

@@ -137,7 +137,7 @@ export function decideAcquire(
   );
 }
 
-/** Makes a new lock for the caller on the target, with the next fence and a new token (unless `tokenless`). */
+/** Makes a new lock for the caller on the target, with the next fence and a new token. */
 export function grant(
   d: Decision,
   target: Target,
@@ -148,14 +148,9 @@ export function grant(
   frozen: readonly FrozenFile[] = [],
   taker?: string,
   checkout?: Checkout,
-  tokenless = false,
 ): { record: LockRecord; token: string } {
   const { caller, now } = d.ctx;
-  // A lock nobody is given a token for (a claim) gets none: an empty hash, which no token's hash
-  // equals, and no token to draw or hash.
-  const { id, token, tokenHash } = tokenless
-    ? { id: d.ctx.newId?.() ?? d.ctx.newLock().id, token: '', tokenHash: '' }
-    : d.ctx.newLock();
+  const { id, token, tokenHash } = d.ctx.newLock();
   const record: LockRecord = {
     id,
     scope: target.scope.pattern,

@@ -91,8 +91,6 @@ export function decideClaim(
         [],
         undefined,
         req.checkout,
-        // Nobody is handed a claim's token: it ends with the agent's turn, its process or its lease.
-        true,
       );
       const claim: LockRecord = {
         ...record,

@@ -29,7 +29,7 @@ export interface DecisionContext {
    */
   readonly waiterAlive?: (pid: number, started: string) => boolean;
   readonly newLock: () => { id: string; token: string; tokenHash: string };
-  /** A new lock id alone (a ticket's or a claim's, which have no token). Default: newLock's id. */
+  /** A new lock id alone (a ticket's, which has no token of its own). Default: newLock's id. */
   readonly newId?: () => string;
   readonly hashToken: (token: string) => string;
 }
