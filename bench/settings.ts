@@ -25,6 +25,11 @@ export interface Settings {
   scalingWarmupMs: number;
   scalingOneClientSeconds: number;
   scalingChurnSeconds: number;
+  /**
+   * (l): calls per agent in the 8-agent loop (the 1-agent loop makes 8 times as many, so that both
+   * p99s are taken over as many calls).
+   */
+  claimLoopCalls: number;
 }
 
 export const SETTINGS: Settings = quick
@@ -50,6 +55,7 @@ export const SETTINGS: Settings = quick
       scalingWarmupMs: 150,
       scalingOneClientSeconds: 0.5,
       scalingChurnSeconds: 1,
+      claimLoopCalls: 4,
     }
   : {
       spawnRuns: 30,
@@ -73,6 +79,7 @@ export const SETTINGS: Settings = quick
       scalingWarmupMs: 400,
       scalingOneClientSeconds: 1,
       scalingChurnSeconds: 3,
+      claimLoopCalls: 15,
     };
 if (SETTINGS.handoffWarmSkip < SETTINGS.handoffWarmup + SETTINGS.handoffsPerRound) {
   throw new Error('bench settings: the warm window of (f) must start after the measured one ends');
@@ -101,6 +108,14 @@ export const TARGETS = {
     fileVsSemaphoreAt8Min: 1.0,
     oneClientVsContractMin: 0.9,
     messagesPerCommitMax: 2,
+  },
+  // (l), claims on edit (issue 29): hook calls against node -e 0, and 8 agents' p99 against 1's.
+  claims: {
+    claimFileMax: 1.35,
+    claimRedisMax: 1.8,
+    furtherFileMax: 1.25,
+    furtherWritesMax: 0,
+    agentsP99Max: 2,
   },
 };
 

@@ -12,6 +12,7 @@ import { hookCalls } from './h-hook-calls.js';
 import { events } from './i-events.js';
 import { conflicts } from './j-conflicts.js';
 import { scaling } from './k-scaling.js';
+import { claimsOnEdit } from './l-claims.js';
 
 export const CASES: readonly BenchCase[] = [
   coldStart,
@@ -25,4 +26,5 @@ export const CASES: readonly BenchCase[] = [
   events,
   conflicts,
   scaling,
+  claimsOnEdit,
 ];
