@@ -126,25 +126,11 @@ const programName = name === 'agent-lock' ? 'agent-lock' : 'alock';
 const noClaim = argv.length === 3 && argv[2] === '--no-claim';
 
 /**
- * The hook runtime, compiled with a V8 code cache: compiling its ~190 KB was the largest part of
- * what a hook call costs beyond Node's own start (about 10 ms of 30). The cache sits in the user's
- * cache folder, one file per build of the bundle and Node version (the file's size, time and inode
- * name it: V8 itself checks only the source's length). V8 rejects a cache made by another version
- * or under other V8 flags, and the call then compiles as before and writes a new one, as it does
- * when there is none. (A call that loaded the shell grammar has changed two V8 flags by the time it
- * writes, so the next call rejects that cache and writes another: once, after a new build.)
- * V8 does not check a code cache's bytes (Node 20 turns its checksum off): a damaged one is
- * deserialised as it is, and can crash the process or run other code. So the file holds the cache
- * twice, and a copy that differs from the other is no cache: comparing them costs far less than
- * loading a hash (node:crypto, node:zlib) would. A cache that cannot be read or written only costs
- * the compile. AGENT_LOCK_HOOK_CODE_CACHE=off compiles every time.
+ * The hook runtime, compiled with a V8 code cache (bin/code-cache.js says how and why);
+ * AGENT_LOCK_HOOK_CODE_CACHE=off compiles every time.
  */
-const CACHE_MAGIC = 'alock-v8';
-
 function loadHook() {
-  const fs = require('node:fs');
-  const path = require('node:path');
-  const file = path.join(__dirname, '..', 'dist', 'lazy', 'hook.cjs');
+  const file = require('node:path').join(__dirname, '..', 'dist', 'lazy', 'hook.cjs');
   const setting = process.env.AGENT_LOCK_HOOK_CODE_CACHE;
   if (setting !== undefined && setting !== '' && setting !== 'on' && setting !== 'off') {
     // Refused as every bad setting of a hook is (exit 2: the harness blocks the call, and says why).
@@ -153,66 +139,13 @@ function loadHook() {
     );
     process.exit(2);
   }
-  if (setting === 'off') return require(file);
-  let source;
-  let cacheFile = null;
-  let cached;
-  try {
-    source = fs.readFileSync(file, 'utf8');
-    const stat = fs.statSync(file);
-    const home = process.env.XDG_CACHE_HOME || path.join(require('node:os').homedir(), '.cache');
-    const key = [process.version, process.arch, stat.size, Math.trunc(stat.mtimeMs), stat.ino].join('-');
-    cacheFile = path.join(home, 'agent-lock', `hook-${key}.v8`);
-    cached = twiceWritten(fs.readFileSync(cacheFile));
-  } catch {
-    // No cache yet (or no home): compile, and write one at the end.
-  }
-  if (source === undefined) return require(file);
-  const vm = require('node:vm');
-  const Module = require('node:module');
-  const script = new vm.Script(Module.wrap(source), { filename: file, cachedData: cached });
-  const module = { exports: {}, filename: file, id: file };
-  script
-    .runInThisContext()
-    .call(module.exports, module.exports, Module.createRequire(file), module, file, path.dirname(file));
-  if (cacheFile !== null && (cached === undefined || script.cachedDataRejected)) {
-    module.exports.writeCodeCache = () => writeCodeCache(fs, path, script, cacheFile);
-  }
-  return module.exports;
+  if (setting === 'off') return { runtime: require(file), writeCodeCaches: () => {} };
+  const cache = require('./code-cache.js');
+  return { runtime: cache.load(file), writeCodeCaches: cache.writeCodeCaches };
 }
 
-/** The cache a file holds, when it holds the magic and then the same bytes twice. */
-function twiceWritten(bytes) {
-  const half = (bytes.length - CACHE_MAGIC.length) / 2;
-  if (!Number.isInteger(half) || half === 0) return undefined;
-  if (bytes.toString('latin1', 0, CACHE_MAGIC.length) !== CACHE_MAGIC) return undefined;
-  const first = bytes.subarray(CACHE_MAGIC.length, CACHE_MAGIC.length + half);
-  return first.equals(bytes.subarray(CACHE_MAGIC.length + half)) ? first : undefined;
-}
-
-/** Writes the hook's code cache, once the call has run (so it holds the functions the call used). */
-function writeCodeCache(fs, path, script, cacheFile) {
-  try {
-    const dir = path.dirname(cacheFile);
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const temporary = `${cacheFile}.${process.pid}.tmp`;
-    const data = script.createCachedData();
-    fs.writeFileSync(temporary, Buffer.concat([Buffer.from(CACHE_MAGIC, 'latin1'), data, data]), {
-      mode: 0o600,
-    });
-    fs.renameSync(temporary, cacheFile);
-    // Caches of earlier builds or other Node versions, and what a killed writer left: one is enough.
-    for (const name of fs.readdirSync(dir)) {
-      if (name.startsWith('hook-') && path.join(dir, name) !== cacheFile) {
-        fs.rmSync(path.join(dir, name), { force: true });
-      }
-    }
-  } catch {
-    // A cache folder that cannot be written (a read-only home in a sandbox) only costs the compile.
-  }
-}
-
-const hook = argv[0] === 'hooks' && (argv.length === 2 || noClaim) ? loadHook() : null;
+const loadedHook = argv[0] === 'hooks' && (argv.length === 2 || noClaim) ? loadHook() : null;
+const hook = loadedHook?.runtime ?? null;
 
 async function main() {
   if (hook?.isDirectHook(argv)) {
@@ -226,7 +159,7 @@ async function main() {
     });
     process.exitCode = code;
     if (streamed) await flushed(code);
-    hook.writeCodeCache?.();
+    loadedHook.writeCodeCaches();
     process.exit(code);
   }
   listen();

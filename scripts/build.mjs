@@ -76,16 +76,24 @@ await build({
 // `hooks <harness>-pre-tool-use`, so that a call on a free file parses the hook runtime and the store
 // it reads, and nothing of the command line, the installers or the MCP server.
 // node:crypto loads the stream modules and more with it; most hook calls need a random name or a
-// hash only once a store is written. Each export is fetched from the real module on first use.
-const lazyCrypto = {
-  name: 'lazy-crypto',
+// hash only once a store is written. node:tls (with crypto) and node:dns come with ioredis, which
+// needs them only for a TLS connection or a host name to resolve. Each export is fetched from the
+// real module on first use. By either name: ioredis requires `crypto`, not `node:crypto`; the
+// shim's own require of the real module is left as it is.
+const lazyBuiltins = {
+  name: 'lazy-builtins',
   setup(b) {
-    b.onResolve({ filter: /^node:crypto$/ }, () => ({ path: 'node:crypto', namespace: 'lazy-crypto' }));
-    b.onLoad({ filter: /.*/, namespace: 'lazy-crypto' }, async () => {
-      const names = Object.keys(await import('node:crypto')).filter((n) => n !== 'default');
+    b.onResolve({ filter: /^(node:)?(crypto|tls|dns)$/ }, (args) => {
+      const name = args.path.replace(/^node:/, '');
+      return args.namespace === 'lazy-builtins'
+        ? { path: name, external: true }
+        : { path: name, namespace: 'lazy-builtins' };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'lazy-builtins' }, async (args) => {
+      const names = Object.keys(await import(`node:${args.path}`)).filter((n) => n !== 'default');
       const getters = names.map((n) => `get ${n}() { return load().${n}; }`).join(',\n');
       return {
-        contents: `let real;\nconst load = () => (real ??= require('crypto'));\nmodule.exports = {\n${getters}\n};`,
+        contents: `let real;\nconst load = () => (real ??= require('${args.path}'));\nmodule.exports = {\n${getters}\n};`,
         loader: 'js',
       };
     });
@@ -115,19 +123,26 @@ await build({
   // cannot run import() on Node 20 without an experimental flag: the modules the hook loads lazily
   // come in through require(), from CommonJS bundles of their own (below).
   supported: { 'dynamic-import': false },
-  plugins: [keepLazy(true, 'cjs'), lazyCrypto],
+  plugins: [keepLazy(true, 'cjs'), lazyBuiltins],
 });
 // The hook's lazily loaded modules as CommonJS: the shell grammar and the Redis store.
 await build({
   ...common,
   format: 'cjs',
-  define: { ...bundled, 'import.meta.url': '__hookUrl' },
-  banner: { js: "'use strict'; const __hookUrl = require('node:url').pathToFileURL(__filename).href;" },
+  // As in the hook's own bundle (above): `performance` would load perf_hooks.
+  define: { ...bundled, 'import.meta.url': '__hookUrl', 'performance.now': '__hookNow' },
+  banner: {
+    js: [
+      "'use strict';",
+      "const __hookUrl = require('node:url').pathToFileURL(__filename).href;",
+      'const __hookNow = () => Number(process.hrtime.bigint()) / 1e6;',
+    ].join(' '),
+  },
   entryPoints: { 'lazy/shell-parser': lazy['shell-parser'], 'lazy/redis-store': lazy['redis-store'] },
   outdir: 'dist',
   outExtension: { '.js': '.cjs' },
   minify: true,
-  plugins: [lazyCrypto],
+  plugins: [lazyBuiltins],
 });
 // shell-parser.js finds these beside itself.
 for (const wasm of ['web-tree-sitter/tree-sitter.wasm', 'tree-sitter-bash/tree-sitter-bash.wasm']) {

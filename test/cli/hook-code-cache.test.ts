@@ -18,6 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describeRedis, redisForSuite } from '../backends/redis/server.js';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const bin = path.join(repo, 'bin', 'alock.js');
@@ -168,5 +169,70 @@ describe("the hook runtime's code cache", () => {
       'ERROR: alock: AGENT_LOCK_HOOK_CODE_CACHE must be on or off (got "yes"); fix or unset it\n',
     );
     expect(cacheFiles()).toEqual([]);
+  });
+});
+
+describeRedis('the code cache of a hook on Redis', () => {
+  const server = redisForSuite();
+  const redis = () => ({
+    AGENT_LOCK_BACKEND: 'redis',
+    AGENT_LOCK_REDIS_URL: server().url,
+    AGENT_LOCK_REDIS_PREFIX: 'code-cache',
+  });
+  const claim = (file: string) =>
+    spawnSync(process.execPath, [bin, 'hooks', 'claude-pre-tool-use'], {
+      cwd: tree,
+      env: { ...process.env, XDG_CACHE_HOME: cacheHome, ...redis() },
+      encoding: 'utf8',
+      input: JSON.stringify({
+        session_id: 'c0de0002-0000-4000-8000-000000000002',
+        hook_event_name: 'PreToolUse',
+        tool_name: 'Edit',
+        tool_input: { file_path: path.join(tree, 'src', file), old_string: 'a', new_string: 'b' },
+        cwd: tree,
+      }),
+    });
+
+  it('claims on Redis without loading node:crypto or node:tls (TLS and script hashes wait for their first use)', () => {
+    const loaded = path.join(base, 'loaded-modules.cjs');
+    writeFileSync(
+      loaded,
+      "process.on('exit', () => process.stderr.write(JSON.stringify(process.moduleLoadList.filter((m) => /^NativeModule (crypto|tls|perf_hooks)$/.test(m)))));\n",
+    );
+    const r = spawnSync(process.execPath, ['--require', loaded, bin, 'hooks', 'claude-pre-tool-use'], {
+      cwd: tree,
+      env: { ...process.env, XDG_CACHE_HOME: cacheHome, ...redis() },
+      encoding: 'utf8',
+      input: JSON.stringify({
+        session_id: 'c0de0003-0000-4000-8000-000000000003',
+        hook_event_name: 'PreToolUse',
+        tool_name: 'Edit',
+        tool_input: { file_path: path.join(tree, 'src', 'no-crypto.ts'), old_string: 'a', new_string: 'b' },
+        cwd: tree,
+      }),
+    });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe('');
+    expect(JSON.parse(r.stderr)).toEqual([]);
+  });
+
+  it("caches the Redis store's bundle beside the runtime's, and the claims land in Redis", () => {
+    for (const file of ['r1.ts', 'r2.ts', 'r3.ts']) {
+      const r = claim(file);
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout).toBe('');
+    }
+    const files = cacheFiles();
+    expect(files.map((f) => f.replace(/-v\d.*$/, ''))).toEqual(['hook', 'redis-store']);
+    const before = files.map((f) => statSync(path.join(cacheDir(), f)).ino);
+    expect(claim('r4.ts').status).toBe(0);
+    expect(cacheFiles().map((f) => statSync(path.join(cacheDir(), f)).ino)).toEqual(before);
+    const listed = spawnSync(process.execPath, [bin, 'list', '--json'], {
+      cwd: tree,
+      env: { ...process.env, ...redis() },
+      encoding: 'utf8',
+    });
+    const scopes = (JSON.parse(listed.stdout) as { locks: { scope: string }[] }).locks.map((l) => l.scope);
+    expect(scopes.sort()).toEqual(['src/no-crypto.ts', 'src/r1.ts', 'src/r2.ts', 'src/r3.ts', 'src/r4.ts']);
   });
 });

@@ -3,8 +3,10 @@
  * Sentinel or Cluster, as the URL says), with its scripts defined, and every failure of the server
  * or the connection turned into one clear E_BACKEND_UNAVAILABLE.
  */
-import { createHash } from 'node:crypto';
+
 import { createRequire } from 'node:module';
+import { sha1 } from '@noble/hashes/legacy';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
 import { AgentLockError } from '../../core/errors.js';
 import type { RedisTarget } from '../../core/redis-url.js';
 import { COMMIT_LUA } from './commit-script.js';
@@ -50,9 +52,27 @@ export interface Client {
  * chained on every call), which cost ~2-8% of the CPU of an acquire/release pair (in-process A/B on
  * a real server). Retrying on NOSCRIPT is safe: the server ran nothing.
  */
+/**
+ * ioredis's defineCommand hashes its script at once, which loads node:crypto (about 6 ms of a hook
+ * call's CPU); a wait's watch and a repair are rare, so each is defined on its first call, which
+ * then replaces this stand-in on the client.
+ */
+function defineOnFirstUse(
+  client: Client,
+  name: 'agentLockWatch' | 'agentLockRepair',
+  definition: { numberOfKeys: number; lua: string },
+): void {
+  const standIn = (...args: string[]): Promise<never> => {
+    client.defineCommand(name, definition);
+    return (client[name] as (...a: string[]) => Promise<never>)(...args);
+  };
+  client[name] = standIn as never;
+}
+
 function commitScript(client: Client): (...argv: string[]) => Promise<string[]> {
   // As the server's script cache names it.
-  const sha = createHash('sha1').update(COMMIT_LUA).digest('hex');
+  // In JavaScript: a hook on Redis would otherwise load node:crypto (about 6 ms) for this one hash.
+  const sha = bytesToHex(sha1(utf8ToBytes(COMMIT_LUA)));
   const load = (argv: readonly string[]) => client.eval(COMMIT_LUA, '4', argv) as Promise<string[]>;
   const noScript = (argv: readonly string[]) => (error: unknown) => {
     if (error instanceof Error && error.message.includes('NOSCRIPT')) return load(argv);
@@ -170,8 +190,8 @@ export class Connection {
       this.lastError = error;
     });
     client.agentLockCommit = commitScript(client);
-    client.defineCommand('agentLockWatch', { numberOfKeys: 1, lua: WATCH_LUA });
-    client.defineCommand('agentLockRepair', { numberOfKeys: 3, lua: REPAIR_LUA });
+    defineOnFirstUse(client, 'agentLockWatch', { numberOfKeys: 1, lua: WATCH_LUA });
+    defineOnFirstUse(client, 'agentLockRepair', { numberOfKeys: 3, lua: REPAIR_LUA });
     try {
       await withDeadline(client.connect(), timeoutMs);
     } catch (error) {
