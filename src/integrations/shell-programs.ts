@@ -50,6 +50,8 @@ const WRAPPERS: ReadonlyMap<string, Wrapper> = new Map([
   ['ltrace', { valued: ['-o', '-e', '-p', '-s'] }],
 ]);
 const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'fish', 'ash', 'mksh', 'busybox']);
+/** A script "file" that is the program's own standard input (`bash /dev/stdin <<EOF`). */
+const STDIN = /^(-|\/dev\/stdin|\/dev\/fd\/0|\/proc\/self\/fd\/0)$/;
 /** Interpreters, and the options after which their code is given on the command line. */
 const INTERPRETERS: ReadonlyMap<string, readonly string[]> = new Map([
   ['python', ['-c']],
@@ -179,9 +181,10 @@ export async function commandWrites(
     }
     // No script file named: the shell reads its script from stdin (`... | bash`, `bash -s`).
     const files = operands(args, new Set(['-o', '-O', '+O']));
-    if (files.length === 0 || args.includes('-s')) ctx.opaque = true;
+    if (files.length === 0 || args.includes('-s') || STDIN.test(files[0] ?? '')) ctx.opaque = true;
     return [];
   }
+  if ((base === 'source' || base === '.') && STDIN.test(args[0] ?? '')) ctx.opaque = true;
   if (base === 'eval') {
     const text = args.every((a) => a !== null) ? args.join(' ') : null;
     if (text === null) {
@@ -209,7 +212,7 @@ export async function commandWrites(
     const code = args.some((a) => a !== null && (inline.includes(a) || /^-[a-zA-Z]*[ceE]$/.test(a)));
     const asksOnly = args.some((a) => a !== null && /^(-[Vh]|--version|--help|-m)$/.test(a));
     const script = operands(args, new Set(['-m', '-W', '-X', '-r', '--require', '--import', '-I']));
-    if (code || (!asksOnly && (script.length === 0 || script[0] === '-'))) ctx.opaque = true;
+    if (code || (!asksOnly && (script.length === 0 || STDIN.test(script[0] ?? '')))) ctx.opaque = true;
     return written;
   }
   if (COMPRESSORS.has(base)) {

@@ -111,15 +111,24 @@ function heredocOperator(s: string, i: number): { heredoc: Heredoc; end: number 
  * where the text after the last delimiter line starts. An unterminated body, or an unquoted one with
  * a substitution (it would run a command), is the grammar's.
  */
-function skipBodies(s: string, i: number, docs: readonly Heredoc[]): number {
+function skipBodies(s: string, i: number, docs: readonly Heredoc[], inSubstitution = false): number {
   for (const doc of docs) {
     for (;;) {
       if (i >= s.length) throw new Bail();
       const newline = s.indexOf('\n', i);
       const line = s.slice(i, newline < 0 ? s.length : newline);
       i = newline < 0 ? s.length : newline + 1;
-      if ((doc.stripTabs ? line.replace(/^\t+/, '') : line) === doc.delimiter) break;
-      if (!doc.quoted && /`|\$\(/.test(line)) throw new Bail();
+      const bare = doc.stripTabs ? line.replace(/^\t+/, '') : line;
+      if (bare === doc.delimiter) break;
+      // Inside `$(...)` bash also ends the body at a line that starts with the delimiter and goes
+      // on (`EOF)` ends the substitution too): the grammar's to judge.
+      if (inSubstitution && bare.startsWith(doc.delimiter)) throw new Bail();
+      if (!doc.quoted) {
+        // An unquoted body is expanded: a substitution there runs a command, and a line ending in
+        // a backslash is joined to the next (then matched against the delimiter, and searched for
+        // substitutions, whole).
+        if (/`|\$\(/.test(line) || /(^|[^\\])(\\\\)*\\$/.test(line)) throw new Bail();
+      }
     }
   }
   return i;
@@ -138,7 +147,7 @@ function catHeredoc(s: string, i: number): number {
     let j = end;
     while (s[j] === ' ' || s[j] === '\t') j++;
     if (s[j] !== '\n') return 0;
-    j = skipBodies(s, j + 1, [heredoc]);
+    j = skipBodies(s, j + 1, [heredoc], true);
     while (s[j] === ' ' || s[j] === '\t' || s[j] === '\n') j++;
     return s[j] === ')' ? j + 1 - i : 0;
   } catch (error) {
@@ -167,6 +176,8 @@ function read(s: string, home: string | undefined): LightList {
   let pending: string | null = null;
   /** After `&&`, `||` or `|`, a command must follow. */
   let needsCommand = false;
+  /** A word, an assignment or `!` of the current command was read (an assignment is no word). */
+  let seen = false;
   /** Here-documents whose bodies start after the current line. */
   let heredocs: Heredoc[] = [];
 
@@ -195,6 +206,7 @@ function read(s: string, home: string | undefined): LightList {
       if (words.length === 0 && !quoted && RESERVED.has(raw)) throw new Bail();
       words.push(value);
     }
+    seen = true;
     text = '';
     literal = true;
     started = false;
@@ -203,7 +215,8 @@ function read(s: string, home: string | undefined): LightList {
   };
   const endCommand = (separator: 'list' | 'pipe' | 'and-or' | 'newline') => {
     if (pending !== null) throw new Bail();
-    const empty = words.length === 0 && redirects.length === 0;
+    const empty = words.length === 0 && redirects.length === 0 && !seen;
+    seen = false;
     if (empty) {
       // `a &&\n b` and blank lines are fine; `&& &&` or a leading `|` is a syntax error.
       if (separator === 'newline' || (separator === 'list' && !needsCommand && pipeline.length === 0)) return;
@@ -235,7 +248,7 @@ function read(s: string, home: string | undefined): LightList {
     } else if (c === '\n') {
       endWord(i);
       // `a |\n b` goes on to b; after `a | b`, the line ends b.
-      if (!needsCommand || words.length > 0 || redirects.length > 0 || pending !== null) {
+      if (!needsCommand || seen || words.length > 0 || redirects.length > 0 || pending !== null) {
         endCommand('newline');
       }
       i++;
@@ -284,6 +297,8 @@ function read(s: string, home: string | undefined): LightList {
             i += length;
             continue;
           }
+          // `$\<new line>(` is `$(`: bash drops the backslash and new line first.
+          if (s[i + 1] === '\\') throw new Bail();
           const substitution = catHeredoc(s, i);
           if (substitution > 0) {
             literal = false;

@@ -89,10 +89,11 @@ export function followCd(name: string | null, args: (string | null)[], state: St
     words = words.slice(1);
   }
   if (command !== 'cd' && command !== 'pushd') return;
-  const [dir] = operands(words);
+  const found = operands(words);
+  const [dir] = found;
   // `cd` with no argument, `cd -` or `cd $X`: where it goes is unknown; later relative paths would
-  // be guesses, so they are resolved where the command started.
-  if (dir === undefined || dir === null || dir === '-' || /^[+-]\d+$/.test(dir)) return;
+  // be guesses, so they are resolved where the command started. `cd a b` fails in bash, staying.
+  if (dir === undefined || dir === null || dir === '-' || /^[+-]\d+$/.test(dir) || found.length > 1) return;
   // `cd` is logical in bash and zsh (`cd -L`): `cd link && cd ..` is back where it started, so the
   // folder is tidied as text here; what runs in it reads its own `..` from the folder it is in.
   state.cwd = path.resolve(state.cwd, expandHome(dir, ctx));

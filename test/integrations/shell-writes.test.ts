@@ -318,6 +318,39 @@ describe('the light reader: here-documents', () => {
     expect([...result.files].sort()).toEqual(expected);
   });
 
+  it.each([
+    // Found by a hostile read against bash 5.2: each wrote held.ts while the light reader saw nothing.
+    [': "$(cat <<\'E\'\nE)"; touch held.ts; : "\nE\n)"'], // `E)` ends the body and the substitution
+    ['git commit -m "$(cat <<\'EOF\'\nmsg\nEOF)"\ntouch held.ts\nEOF\n)"'],
+    ['echo $(cat <<E\nE )\ntouch held.ts\nE\n)'],
+    ['cat <<E\nE\\\n\ntouch held.ts\nE'], // a backslash joins body lines before the delimiter match
+    ['cat <<EOF\nEO\\\nF\ntouch held.ts\nEOF'],
+    ['cat <<E\n$\\\n(touch held.ts)\nE'], // ... and before substitutions are found
+    ['git commit -m "$(cat <<E\n$\\\n(touch held.ts)\nE\n)"'],
+    ['echo "$\\\n(touch held.ts)"'], // in double quotes, `$\<new line>(` is `$(`
+  ])('%j is left to the grammar', async (command) => {
+    expect(await lightShellWrites(command, CWD, FACTS)).toBeNull();
+  });
+
+  it('a cd with two folders fails in bash and leaves the command where it was', async () => {
+    expect((await lightShellWrites('cd d \\\ncat\ntouch w12', CWD, FACTS))?.files).toEqual(['/repo/w12']);
+  });
+
+  it('an assignment alone after a pipe ends at its line, so a cd on the next line is followed', async () => {
+    const light = await lightShellWrites('true | X=1\ncd sub\ntouch held.ts', CWD, FACTS);
+    expect(light?.files).toEqual(['/repo/sub/held.ts']);
+  });
+
+  it.each([
+    ["bash /dev/stdin <<'EOF'\ntouch held.ts\nEOF"],
+    ["sh /dev/fd/0 <<'EOF'\ntouch held.ts\nEOF"],
+    ["source /dev/stdin <<'EOF'\ntouch held.ts\nEOF"],
+    [". /dev/stdin <<'EOF'\ntouch held.ts\nEOF"],
+    ["python3 /dev/stdin <<'EOF'\nopen('held.ts', 'w')\nEOF"],
+  ])('%j runs its standard input: opaque', async (command) => {
+    expect(await lightShellWrites(command, CWD, FACTS)).toMatchObject({ opaque: true });
+  });
+
   it('a script read from a here-document is opaque, as the grammar says', async () => {
     const result = await light("python3 - <<'EOF'\nopen('src/a.ts', 'w')\nEOF");
     expect(result).toMatchObject({ kind: 'writes', opaque: true });
