@@ -437,11 +437,7 @@ export async function harnessPreToolUse(cli: CliContext, name: HarnessName): Pro
   const bad = badSettingDecision(env);
   if (bad !== null && call.kind === 'edit') return answer(harness, bad, payload);
   try {
-    const agent = () =>
-      callerAgent(call.caller, env, () => {
-        const own = cli.identity();
-        return { agentId: own.agentId, parentAgentId: own.parentAgentId };
-      });
+    const agent = () => callerAgent(call.caller, env, () => cli.identity());
     const base = callBase(cli, call.cwd);
     if (call.kind === 'shell' || call.kind === 'powershell') {
       let decision: HookDecision | null = null;
