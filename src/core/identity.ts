@@ -20,7 +20,6 @@ export type IdSource =
   | 'GEMINI_CLI'
   | 'COPILOT_AGENT_SESSION_ID'
   | 'OPENCODE_SESSION_ID'
-  | 'CLINE_CONNECTOR_CLI_LAUNCH'
   | 'process'
   | 'option';
 export type ParentSource =
@@ -225,7 +224,7 @@ function fnv8(text: string): string {
 
 /**
  * `<harness>-<8 hex>` of the harness process: the id both doors give an agent of a harness whose
- * shell commands get no session id (Gemini CLI, Cline CLI). Its hook and its shell's `alock` both
+ * shell commands get no session id (Gemini CLI). Its hook and its shell's `alock` both
  * descend from that process (the first ancestor that is neither a shell nor a launcher), so both
  * name it alike; every session that one process runs is then one agent.
  */
@@ -236,25 +235,23 @@ export function processAgentId(harness: string, holder: Holder): string {
 /**
  * The harness whose shell runs this command, by a variable it sets for its shell commands, when
  * that harness gives them no session id: its agents are named by the harness process. Gemini CLI
- * sets GEMINI_CLI=1 for shell commands and GEMINI_SESSION_ID for hooks only (0.61); Cline CLI's
- * launcher leaves CLINE_CONNECTOR_CLI_LAUNCH in the environment of everything it starts (3.0).
+ * sets GEMINI_CLI=1 for shell commands and GEMINI_SESSION_ID for hooks only (0.61). Not Cline CLI
+ * 3.0: a hub daemon of one workspace runs the hooks and commands of every task started there, so
+ * its process is no agent (its hook exports the id into the commands instead: cline-identity.ts).
  */
 export function processNamedHarness(env: Env): { harness: string; source: IdSource } | null {
   const set = (k: string) => (env[k] ?? '').trim() !== '';
   if (set('GEMINI_CLI')) return { harness: 'gemini', source: 'GEMINI_CLI' };
   if (set('GEMINI_SESSION_ID')) return { harness: 'gemini', source: 'GEMINI_SESSION_ID' };
-  if (set('CLINE_CONNECTOR_CLI_LAUNCH')) return { harness: 'cline', source: 'CLINE_CONNECTOR_CLI_LAUNCH' };
   return null;
 }
 
 /**
  * Whether a hook of `harness` names its agent by the harness process rather than by the payload's
- * session: Gemini CLI always (its shell never sees the session), Cline only as the CLI (the
- * extension's hooks run in the editor, whose shell commands are not its children).
+ * session: Gemini CLI (its shell never sees the session).
  */
-export function namedByProcess(harness: string, env: Env): boolean {
-  if (harness === 'gemini') return true;
-  return processNamedHarness(env)?.harness === harness;
+export function namedByProcess(harness: string): boolean {
+  return harness === 'gemini';
 }
 
 interface Session {

@@ -90,7 +90,7 @@ export function callerAgent(facts: CallerFacts, env: Env, fallback: OwnIdentity)
   const session = nonEmpty(facts.sessionId);
   let main: string;
   if (fromEnv !== undefined) main = validateAgentId(fromEnv, 'AGENT_ID');
-  else if (namedByProcess(facts.harness, env)) {
+  else if (namedByProcess(facts.harness)) {
     // The session the payload names is one the agent's own alock cannot see: both doors name the
     // harness process instead (its holder, read from /proc as for every hook's claims).
     main = processAgentId(facts.harness, fallback().holder);

@@ -87,12 +87,6 @@ describe('resolveIdentity: agent id precedence', () => {
     expect(codex.agentId).toBe(hashed('codex', all.CODEX_THREAD_ID));
   });
 
-  it('Cline CLI (CLINE_CONNECTOR_CLI_LAUNCH) names the cline process', () => {
-    const id = resolveIdentity({ CLINE_CONNECTOR_CLI_LAUNCH: '{"launcher":"cline"}' }, CHAIN, HOST);
-    expect(id.agentId).toBe(processAgentId('cline', { host: HOST, pid: AGENT.pid, started: AGENT.started }));
-    expect(id.idSource).toBe('CLINE_CONNECTOR_CLI_LAUNCH');
-  });
-
   it('a process-named id depends on the process, its start and its host only', () => {
     const a = processAgentId('gemini', { host: HOST, pid: 300, started: 'boot:3000' });
     expect(processAgentId('gemini', { host: HOST, pid: 300, started: 'boot:3000' })).toBe(a);

@@ -4,7 +4,7 @@
  * when its hook checks an edit (the payload), and another session's hook is refused it.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/run-cli.js';
@@ -136,17 +136,12 @@ if (mode === 'hook') {
 }
 `;
 
-/** What Gemini CLI 0.61 and Cline CLI 3.0 put in their shell commands' and hooks' environments. */
+/** What Gemini CLI 0.61 puts in its shell commands' and hooks' environments. */
 const BY_PROCESS = [
   {
     harness: 'gemini',
     shell: { GEMINI_CLI: '1' },
     hook: { GEMINI_SESSION_ID: SESSION },
-  },
-  {
-    harness: 'cline',
-    shell: { CLINE_CONNECTOR_CLI_LAUNCH: '{"launcher":"cline"}' },
-    hook: { CLINE_CONNECTOR_CLI_LAUNCH: '{"launcher":"cline"}' },
   },
 ] as const;
 
@@ -195,5 +190,77 @@ describe.each(BY_PROCESS)('$harness: its shell gets no session id', ({ harness, 
     expect(out.other).toMatch(new RegExp(`${acquired.agent?.id}`));
     const released = JSON.parse(out.released ?? '{}') as { status: string };
     expect(released.status).toBe('released');
+  });
+});
+
+/** A Cline CLI 3.0 pre-tool payload (hookName tool_call) of task `task`. */
+function clinePayload(task: string, tool: string, input: Record<string, unknown>): string {
+  return JSON.stringify({
+    taskId: `conv_${task}`,
+    sessionContext: { rootSessionId: task },
+    workspaceRoots: [sandbox.tree],
+    agent_id: 'agent_1796464433347_fonp4h',
+    parent_agent_id: null,
+    hookName: 'tool_call',
+    tool_call: { id: 'call_1', name: tool, input },
+    preToolUse: { toolName: tool, parameters: {} },
+  });
+}
+
+async function clineHook(stdin: string): Promise<Record<string, unknown>> {
+  let stdout = '';
+  await runCli(['hooks', 'cline-pre-tool-use'], {
+    stdout: (t) => {
+      stdout += t;
+    },
+    stderr: () => {},
+    env: { AGENT_LOCK_DIR: sandbox.store, AGENT_LOCK_REDIS_PROBE: 'off' },
+    cwd: sandbox.tree,
+    isTTY: false,
+    stdin: async () => stdin,
+  });
+  return JSON.parse(stdout) as Record<string, unknown>;
+}
+
+describe('cline: its shell gets no task id, and one hub daemon runs every task', () => {
+  it("exports the hook's id into the commands, so the shell's alock is the agent its hook names", async () => {
+    const task = '1796464431654_l2j4i';
+    const answer = await clineHook(
+      clinePayload(task, 'run_commands', { commands: ['alock acquire src/a.ts --json', 'ls'] }),
+    );
+    expect(answer.cancel).toBe(false);
+    const commands = (answer.overrideInput as { commands: string[] }).commands;
+    // Only a command that can take or check a lock is rewritten.
+    expect(commands[1]).toBe('ls');
+    expect(commands[0]).toMatch(/^export AGENT_ID=cline-[0-9a-f]{8} AGENT_PARENT_ID=none; alock acquire/);
+    // The rewritten command run by a shell, as the hub daemon runs it.
+    const bin = path.join(sandbox.outside, 'bin');
+    mkdirSync(bin, { recursive: true });
+    symlinkSync(path.join(import.meta.dirname, '..', '..', 'bin', 'alock.js'), path.join(bin, 'alock'));
+    const env: Record<string, string | undefined> = { ...process.env };
+    for (const k of SESSION_VARIABLES) delete env[k];
+    Object.assign(env, {
+      PATH: `${bin}:${process.env.PATH}`,
+      AGENT_LOCK_DIR: sandbox.store,
+      AGENT_LOCK_REDIS_PROBE: 'off',
+    });
+    const out = JSON.parse(
+      execFileSync('sh', ['-c', commands[0]!], { cwd: sandbox.tree, env, encoding: 'utf8' }),
+    ) as { status: string; agent: { id: string; parent_id: string | null } };
+    expect(out.status).toBe('acquired');
+    expect(out.agent.parent_id).toBeNull();
+    // The same task's edit of its own lock goes; another task's is refused, naming the agent.
+    const edit = (t: string) =>
+      clineHook(
+        clinePayload(t, 'editor', {
+          path: path.join(sandbox.tree, 'src/a.ts'),
+          old_text: 'a',
+          new_text: 'b',
+        }),
+      );
+    expect((await edit(task)).overrideInput).toBeUndefined();
+    const other = await edit('1796464431655_zz9q0');
+    expect(other.overrideInput).toBeNull();
+    expect(String(other.context)).toContain(out.agent.id);
   });
 });
