@@ -17,10 +17,17 @@ export type IdSource =
   | 'CLAUDE_SESSION_ID'
   | 'CODEX_THREAD_ID'
   | 'GEMINI_SESSION_ID'
+  | 'GEMINI_CLI'
   | 'COPILOT_AGENT_SESSION_ID'
+  | 'OPENCODE_SESSION_ID'
   | 'process'
   | 'option';
-export type ParentSource = 'AGENT_PARENT_ID' | 'without AGENT_ID' | 'none' | 'option';
+export type ParentSource =
+  | 'AGENT_PARENT_ID'
+  | 'OPENCODE_PARENT_SESSION_ID'
+  | 'without AGENT_ID'
+  | 'none'
+  | 'option';
 
 export interface Identity {
   readonly agentId: string;
@@ -192,7 +199,56 @@ export function sessionAgentId(prefix: string, sessionId: string): string | null
 
 const RANDOM_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function sessionId(env: Env): { id: string; source: IdSource } | null {
+/**
+ * Eight characters of a sub-agent id: its own when it is random hex (readable in `alock list`),
+ * else a hash, so that ids sharing a prefix (`agent_0001`, `agent_0002`) never collapse into one.
+ */
+export function subAgentHead(agentId: string): string {
+  const bare = agentId.replace(/^agent[-_]/i, '');
+  if (/^[0-9a-f]{8,}$/i.test(bare)) return bare.slice(0, 8).toLowerCase();
+  return sha256Hex(agentId).slice(0, 8);
+}
+
+/**
+ * `<harness>-<8 hex>` of the harness process: the id both doors give an agent of a harness whose
+ * shell commands get no session id (Gemini CLI). Its hook and its shell's `alock` both
+ * descend from that process (the first ancestor that is neither a shell nor a launcher), so both
+ * name it alike; every session that one process runs is then one agent.
+ */
+export function processAgentId(harness: string, holder: Holder): string {
+  return `${harness}-${sha256Hex(`${holder.pid}|${holder.started}|${holder.host}`).slice(0, 8)}`;
+}
+
+/**
+ * The harness whose shell runs this command, by a variable it sets for its shell commands, when
+ * that harness gives them no session id: its agents are named by the harness process. Gemini CLI
+ * sets GEMINI_CLI=1 for shell commands and GEMINI_SESSION_ID for hooks only (0.61). Not Cline CLI
+ * 3.0: a hub daemon of one workspace runs the hooks and commands of every task started there, so
+ * its process is no agent (its hook exports the id into the commands instead: cline-identity.ts).
+ */
+export function processNamedHarness(env: Env): { harness: string; source: IdSource } | null {
+  const set = (k: string) => (env[k] ?? '').trim() !== '';
+  if (set('GEMINI_CLI')) return { harness: 'gemini', source: 'GEMINI_CLI' };
+  if (set('GEMINI_SESSION_ID')) return { harness: 'gemini', source: 'GEMINI_SESSION_ID' };
+  return null;
+}
+
+/**
+ * Whether a hook of `harness` names its agent by the harness process rather than by the payload's
+ * session: Gemini CLI (its shell never sees the session).
+ */
+export function namedByProcess(harness: string): boolean {
+  return harness === 'gemini';
+}
+
+interface Session {
+  id: string;
+  source: IdSource;
+  /** A sub-agent's session: its main agent, the parent unless AGENT_PARENT_ID says otherwise. */
+  main?: string;
+}
+
+function sessionId(env: Env): Session | null {
   const nonEmpty = (k: string) => {
     const v = env[k];
     return v !== undefined && v.trim() !== '' ? v.trim() : undefined;
@@ -216,13 +272,19 @@ function sessionId(env: Env): { id: string; source: IdSource } | null {
   if (claudeOld) return derived('claude', 'CLAUDE_SESSION_ID', claudeOld);
   const codex = nonEmpty('CODEX_THREAD_ID');
   if (codex) return derived('codex', 'CODEX_THREAD_ID', codex);
-  // Gemini CLI sets it for the commands it runs; its hooks name the same session (session_id).
-  const gemini = nonEmpty('GEMINI_SESSION_ID');
-  if (gemini) return derived('gemini', 'GEMINI_SESSION_ID', gemini);
   // GitHub Copilot CLI exports it to the shell commands and MCP servers it starts (1.0.x); its hook
   // payload names the same session (sessionId).
   const copilot = nonEmpty('COPILOT_AGENT_SESSION_ID');
   if (copilot) return derived('copilot', 'COPILOT_AGENT_SESSION_ID', copilot);
+  // OpenCode exports no session to its shell; our plugin does (its shell.env hook), with the parent
+  // session of a sub-agent's, so the shell names the agent as the plugin's payload does.
+  const opencode = nonEmpty('OPENCODE_SESSION_ID');
+  if (opencode) {
+    const parent = nonEmpty('OPENCODE_PARENT_SESSION_ID');
+    if (parent === undefined) return derived('opencode', 'OPENCODE_SESSION_ID', opencode);
+    const main = derived('opencode', 'OPENCODE_SESSION_ID', parent).id;
+    return { id: `${main}-${subAgentHead(opencode)}`, source: 'OPENCODE_SESSION_ID', main };
+  }
   return null;
 }
 
@@ -240,7 +302,10 @@ export function saysNoParent(value: string | undefined): boolean {
 export function resolveIdentity(env: Env, chain: readonly ProcessFacts[], host: string): Identity {
   const proc = holderProcess(chain);
   const holder: Holder = { host, pid: proc.pid, started: proc.started };
-  const session = sessionId(env);
+  const named = processNamedHarness(env);
+  const session: Session | null =
+    sessionId(env) ??
+    (named === null ? null : { id: processAgentId(named.harness, holder), source: named.source });
   const natural = session ?? { id: fingerprint(proc, host), source: 'process' as const };
   const warnings: string[] = [];
 
@@ -257,6 +322,10 @@ export function resolveIdentity(env: Env, chain: readonly ProcessFacts[], host: 
   } else if (parentVar) {
     parentAgentId = validateAgentId(parentVar, 'AGENT_PARENT_ID');
     parentSource = 'AGENT_PARENT_ID';
+  } else if (!explicit && session?.main !== undefined) {
+    // An OpenCode sub-agent's shell: the child of its main session, as its hook names it.
+    parentAgentId = session.main;
+    parentSource = 'OPENCODE_PARENT_SESSION_ID';
   } else if (explicit && natural.id !== agentId) {
     parentAgentId = natural.id;
     parentSource = 'without AGENT_ID';
@@ -267,7 +336,7 @@ export function resolveIdentity(env: Env, chain: readonly ProcessFacts[], host: 
       hint: 'set AGENT_PARENT_ID to the parent agent, or to none',
     });
   }
-  if (!explicit && session) {
+  if (!explicit && session && session.main === undefined) {
     warnings.push(
       `every sub-agent of this ${session.source} session shares the id ${agentId}: set AGENT_ID for each sub-agent so their locks keep them apart`,
     );

@@ -96,9 +96,11 @@ const NEEDS_IDENTITY = /(^|[\s;&|(`/$])(alock|agent-lock|git)(\s|$|;|&|\|)/;
  * `export ...;` rather than a `VAR=x cmd` prefix: a prefix reaches only the first simple command,
  * and `cd sub && alock acquire x` would then claim as the parent.
  */
-export function withAgentId(command: string, agent: HookAgent): string | null {
+export function withAgentId(command: string, agent: HookAgent, sayNoParent = false): string | null {
   if (!NEEDS_IDENTITY.test(command) || SETS_AGENT_ID.test(command)) return null;
-  const parent = agent.parentAgentId ? ` AGENT_PARENT_ID=${shellQuote(agent.parentAgentId)}` : '';
+  // `none` where the hook knows of no parent: else alock would take the harness process for one.
+  const none = sayNoParent ? ' AGENT_PARENT_ID=none' : '';
+  const parent = agent.parentAgentId ? ` AGENT_PARENT_ID=${shellQuote(agent.parentAgentId)}` : none;
   return `export AGENT_ID=${shellQuote(agent.agentId)}${parent}; ${command}`;
 }
 

@@ -20,6 +20,7 @@ import {
   deny,
   type HookDecision,
 } from './hook-check.js';
+import { withClineIdentity } from './cline-identity.js';
 import { checkShell } from './hook-shell.js';
 import {
   clineCommandLine,
@@ -388,6 +389,7 @@ const cline: Harness = {
       return { stdout: { cancel: true, errorMessage: decision.reason } };
     }
     const out: Json = { cancel: false };
+    if (decision.extra.overrideInput !== undefined) out.overrideInput = decision.extra.overrideInput;
     if (decision.context?.length) out.contextModification = decision.context.join('\n');
     return { stdout: out };
   },
@@ -437,11 +439,7 @@ export async function harnessPreToolUse(cli: CliContext, name: HarnessName): Pro
   const bad = badSettingDecision(env);
   if (bad !== null && call.kind === 'edit') return answer(harness, bad, payload);
   try {
-    const agent = () =>
-      callerAgent(call.caller, env, () => {
-        const own = cli.identity();
-        return { agentId: own.agentId, parentAgentId: own.parentAgentId };
-      });
+    const agent = () => callerAgent(call.caller, env, () => cli.identity());
     const base = callBase(cli, call.cwd);
     if (call.kind === 'shell' || call.kind === 'powershell') {
       let decision: HookDecision | null = null;
@@ -472,6 +470,7 @@ export async function harnessPreToolUse(cli: CliContext, name: HarnessName): Pro
         const text = [call.command, ...(call.more ?? [])].join('\n');
         await stampShell(cli, { key: shellKey(name, payload, text), command: text, base, agent });
       }
+      if (name === 'cline') decision = withClineIdentity(decision!, payload, agent());
       return answer(harness, decision!, payload);
     }
     // The same decision that checks the files claims them for the agent (claims on edit).

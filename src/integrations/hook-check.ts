@@ -7,10 +7,17 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import type { CliContext } from '../answers/answer.js';
 import { AgentLockError, isAgentLockError } from '../core/errors.js';
-import { holderProcess, sessionAgentId, validateAgentId } from '../core/identity.js';
+import {
+  holderProcess,
+  type Identity,
+  namedByProcess,
+  processAgentId,
+  sessionAgentId,
+  subAgentHead,
+  validateAgentId,
+} from '../core/identity.js';
 import type { Lock } from '../core/lock.js';
 import { resolveAsFileSystem } from '../core/scope.js';
-import { sha256Hex } from '../core/sha256.js';
 import { warningsForAgent } from '../core/worktrees.js';
 import { ancestorChain, hostName } from '../host/process.js';
 import { findTree, fsProbe } from '../host/tree.js';
@@ -57,16 +64,6 @@ export function nonEmpty(value: string | undefined): string | undefined {
   return value !== undefined && value.trim() !== '' ? value.trim() : undefined;
 }
 
-/**
- * Eight characters of a sub-agent id: its own when it is random hex (readable in `alock list`),
- * else a hash, so that ids sharing a prefix (`agent_0001`, `agent_0002`) never collapse into one.
- */
-function shortAgent(agentId: string): string {
-  const bare = agentId.replace(/^agent[-_]/i, '');
-  if (/^[0-9a-f]{8,}$/i.test(bare)) return bare.slice(0, 8).toLowerCase();
-  return sha256Hex(agentId).slice(0, 8);
-}
-
 /** Where a harness's payload says who calls: its session (or conversation, task) and sub-agent. */
 export interface CallerFacts {
   /** `claude`, `codex`, ...: the prefix of the main agent's id, as alock derives it. */
@@ -75,20 +72,29 @@ export interface CallerFacts {
   readonly subAgentId?: string | undefined;
 }
 
+/** The hook's own identity, as alock resolves it from the hook's environment and ancestry. */
+export type OwnIdentity = () => Pick<Identity, 'agentId' | 'parentAgentId' | 'holder'>;
+
 /**
  * Who makes this tool call. The main agent is what `alock` itself would resolve in the session
- * (AGENT_ID, else `<harness>-<8 of the session id>`), else, for a harness whose payload names no
- * session, the identity alock resolves from the hook's own process ancestry. A sub-agent is
- * `<main>-<8 of its id>` with the main agent as its parent.
+ * (AGENT_ID, else `<harness>-<8 of the session id>`); for a harness whose shell commands get no
+ * session id (namedByProcess), `<harness>-<8 of the harness process>`, the process the hook and the
+ * agent's shell both descend from; for a harness whose payload names no session, the identity alock
+ * resolves from the hook's own process ancestry. A sub-agent is `<main>-<8 of its id>` with the main
+ * agent as its parent.
  */
-export function callerAgent(facts: CallerFacts, env: Env, fallback: () => HookAgent): HookAgent {
+export function callerAgent(facts: CallerFacts, env: Env, fallback: OwnIdentity): HookAgent {
   // Ids as valid as alock itself would demand: an id the hook exports into a shell command must not
   // make every alock and git call in it fail, nor pass where an edit would be refused.
   const fromEnv = nonEmpty(env.AGENT_ID);
   const session = nonEmpty(facts.sessionId);
   let main: string;
   if (fromEnv !== undefined) main = validateAgentId(fromEnv, 'AGENT_ID');
-  else if (session !== undefined) {
+  else if (namedByProcess(facts.harness)) {
+    // The session the payload names is one the agent's own alock cannot see: both doors name the
+    // harness process instead (its holder, read from /proc as for every hook's claims).
+    main = processAgentId(facts.harness, fallback().holder);
+  } else if (session !== undefined) {
     const id = sessionAgentId(facts.harness, session);
     if (id === null) {
       throw new AgentLockError(
@@ -100,7 +106,9 @@ export function callerAgent(facts: CallerFacts, env: Env, fallback: () => HookAg
     main = id;
   } else {
     const own = fallback();
-    if (nonEmpty(facts.subAgentId) === undefined) return own;
+    if (nonEmpty(facts.subAgentId) === undefined) {
+      return { agentId: own.agentId, parentAgentId: own.parentAgentId };
+    }
     main = own.agentId;
   }
   const sub = nonEmpty(facts.subAgentId);
@@ -110,7 +118,7 @@ export function callerAgent(facts: CallerFacts, env: Env, fallback: () => HookAg
     const none = parent === undefined || parent.toLowerCase() === 'none';
     return { agentId: main, parentAgentId: none ? null : validateAgentId(parent, 'AGENT_PARENT_ID') };
   }
-  return { agentId: `${main}-${shortAgent(sub)}`, parentAgentId: main };
+  return { agentId: `${main}-${subAgentHead(sub)}`, parentAgentId: main };
 }
 
 export function shellQuote(text: string): string {

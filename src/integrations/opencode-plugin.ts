@@ -3,7 +3,9 @@
  * has no command hooks: a plugin's `tool.execute.before` runs before each tool call and refuses it by
  * throwing. The plugin only forwards the call to `alock hooks opencode-pre-tool-use` (the decision
  * stays in one place) and throws the reason of a deny. A child session (a sub-agent started by the
- * task tool) is sent with its parent's session id, so it counts as its parent's sub-agent.
+ * task tool) is sent with its parent's session id, so it counts as its parent's sub-agent. Its
+ * `shell.env` hook gives the shell tool's commands the same session ids (OPENCODE_SESSION_ID,
+ * OPENCODE_PARENT_SESSION_ID), which OpenCode itself does not export (1.18).
  */
 export function opencodePlugin(command: string): string {
   // The words of the command as hooks install wrote them (single-quoted where a path has spaces).
@@ -54,6 +56,14 @@ export const AgentLock = async ({ client, directory }) => {
   };
   const ENDS = ${JSON.stringify(ends)};
   return {
+    // OpenCode gives the commands its shell tool runs no session id: this names the session (and a
+    // sub-agent's parent) to them, so the agent's own alock is the agent this plugin's payloads name.
+    'shell.env': async (input, output) => {
+      if (!input?.sessionID || !output?.env) return;
+      output.env.OPENCODE_SESSION_ID = input.sessionID;
+      const parentSessionID = await parentOf(input.sessionID);
+      if (parentSessionID) output.env.OPENCODE_PARENT_SESSION_ID = parentSessionID;
+    },
     event: async ({ event }) => {
       const endArgs = ENDS[event?.type];
       const sessionID = event?.properties?.sessionID ?? event?.properties?.info?.id;

@@ -19,7 +19,7 @@
  *   the tool's output.
  */
 import type { Answer, CliContext } from '../answers/answer.js';
-import { type CallerFacts, callerAgent } from './hook-check.js';
+import { type CallerFacts, callerAgent, type OwnIdentity } from './hook-check.js';
 import { takeMail, takeMailHints } from './mail.js';
 import { checkAfterShell, noticesWaiting, takeNotices } from './trespass.js';
 
@@ -250,9 +250,7 @@ export async function harnessPostToolUse(cli: CliContext, harness: PostHarness):
   // What happened to this agent's own files meanwhile: told once, where the harness reads it.
   if (TELLS.has(harness) && call.caller !== null && noticesWaiting(env)) {
     try {
-      const agent = callerAgent(call.caller, env, () => {
-        throw new Error('no session');
-      });
+      const agent = callerAgent(call.caller, env, () => cli.identity());
       lines.push(...takeNotices(env, agent.agentId));
       // Requests and answers left for this agent (mail.ts): taken here where the pre-tool answer
       // has no place for them (Gemini CLI, OpenCode), or a pre-tool call left them.
@@ -284,16 +282,20 @@ function preCaller(harness: string, p: Json): CallerFacts | null {
  * its next step, not only after it. A refused call leaves them for the next. One readdir when no
  * notice waits for anyone.
  */
-export function tellBefore(harness: string, stdin: string, answer: Answer, env: Env): Answer {
+export function tellBefore(
+  harness: string,
+  stdin: string,
+  answer: Answer,
+  env: Env,
+  own: OwnIdentity,
+): Answer {
   if (!PRE_TELLS.has(harness) || answer.status !== 'allowed' || !noticesWaiting(env)) return answer;
   let lines: string[];
   try {
     const payload: unknown = JSON.parse(stdin);
     const caller = isObject(payload) ? preCaller(harness, payload) : null;
     if (caller === null) return answer;
-    const agent = callerAgent(caller, env, () => {
-      throw new Error('no session');
-    });
+    const agent = callerAgent(caller, env, own);
     lines = takeNotices(env, agent.agentId);
   } catch {
     return answer;
@@ -314,9 +316,7 @@ async function mailBefore(cli: CliContext, harness: string, stdin: string, answe
     const payload: unknown = JSON.parse(stdin);
     const caller = isObject(payload) ? preCaller(harness, payload) : null;
     if (caller === null) return answer;
-    const agent = callerAgent(caller, env, () => {
-      throw new Error('no session');
-    });
+    const agent = callerAgent(caller, env, () => cli.identity());
     const dirs = takeMailHints(env, agent.agentId);
     if (dirs.length === 0) return answer;
     lines = await takeMail(env, dirs, agent, cli.name);
@@ -364,5 +364,7 @@ export async function preToolUseTold(
     },
   };
   const answer = await run(Object.create(cli, { io: { value: io, enumerable: true } }) as CliContext);
-  return tellBefore(harness, seen, await mailBefore(cli, harness, seen, answer), cli.io.env);
+  return tellBefore(harness, seen, await mailBefore(cli, harness, seen, answer), cli.io.env, () =>
+    cli.identity(),
+  );
 }

@@ -122,10 +122,7 @@ export async function endOfTurn(cli: CliContext, action: string): Promise<Answer
   }
   const facts = stopFacts(harness, payload);
   try {
-    const agent = callerAgent(facts.caller, env, () => {
-      const own = cli.identity();
-      return { agentId: own.agentId, parentAgentId: own.parentAgentId };
-    });
+    const agent = callerAgent(facts.caller, env, () => cli.identity());
     const backend = cli.globals().backend;
     const locks = await openLocks({
       dir: callBase(cli, facts.cwd),

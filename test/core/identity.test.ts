@@ -8,6 +8,7 @@ import {
   holderProcess,
   isPassThrough,
   type ProcessFacts,
+  processAgentId,
   resolveIdentity,
 } from '../../src/core/identity.js';
 
@@ -68,33 +69,62 @@ describe('resolveIdentity: agent id precedence', () => {
     expect(id.idSource).toBe('CODEX_THREAD_ID');
   });
 
-  it('GEMINI_SESSION_ID comes after Codex, as gemini-<hash of the whole id>', () => {
-    const id = resolveIdentity(
-      { GEMINI_SESSION_ID: '5f1c2d3e-4a5b', CODEX_THREAD_ID: undefined },
-      CHAIN,
-      HOST,
+  it('Gemini CLI (GEMINI_CLI, or GEMINI_SESSION_ID in its hooks) names the gemini process, not the session', () => {
+    // Its shell commands get GEMINI_CLI=1 and no session id; its hook commands the session id.
+    const holder = { host: HOST, pid: AGENT.pid, started: AGENT.started };
+    for (const env of [{ GEMINI_CLI: '1' }, { GEMINI_SESSION_ID: '5f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f' }]) {
+      const id = resolveIdentity(env, CHAIN, HOST);
+      expect(id.agentId).toBe(processAgentId('gemini', holder));
+      expect(id.agentId).toMatch(/^gemini-[0-9a-f]{8}$/);
+    }
+    expect(resolveIdentity({ GEMINI_CLI: '1' }, CHAIN, HOST).idSource).toBe('GEMINI_CLI');
+    // Another gemini process is another agent; a session variable of another harness comes first.
+    const other = [proc('bash', 101), proc('gemini', 301)];
+    expect(resolveIdentity({ GEMINI_CLI: '1' }, other, HOST).agentId).not.toBe(
+      processAgentId('gemini', holder),
     );
-    expect(id.agentId).toBe(hashed('gemini', '5f1c2d3e-4a5b'));
-    expect(id.idSource).toBe('GEMINI_SESSION_ID');
-    const codex = resolveIdentity(
-      { GEMINI_SESSION_ID: '5f1c2d3e', CODEX_THREAD_ID: all.CODEX_THREAD_ID },
-      CHAIN,
-      HOST,
-    );
+    const codex = resolveIdentity({ GEMINI_CLI: '1', CODEX_THREAD_ID: all.CODEX_THREAD_ID }, CHAIN, HOST);
     expect(codex.agentId).toBe(hashed('codex', all.CODEX_THREAD_ID));
   });
 
-  it('COPILOT_AGENT_SESSION_ID comes after Gemini, as its hook names the same session', () => {
+  it('a process-named id depends on the process, its start and its host only', () => {
+    const a = processAgentId('gemini', { host: HOST, pid: 300, started: 'boot:3000' });
+    expect(processAgentId('gemini', { host: HOST, pid: 300, started: 'boot:3000' })).toBe(a);
+    expect(processAgentId('gemini', { host: HOST, pid: 300, started: 'boot:3001' })).not.toBe(a);
+    expect(processAgentId('gemini', { host: 'other', pid: 300, started: 'boot:3000' })).not.toBe(a);
+    expect(processAgentId('cline', { host: HOST, pid: 300, started: 'boot:3000' })).toBe(
+      a.replace('gemini', 'cline'),
+    );
+  });
+
+  it('OPENCODE_SESSION_ID (set by the OpenCode plugin) names the session as its hook does', () => {
+    const session = 'ses_4f3e2d1c0b9aZyXwVuTs';
+    const id = resolveIdentity({ OPENCODE_SESSION_ID: session }, CHAIN, HOST);
+    expect(id.agentId).toBe(hashed('opencode', session));
+    expect(id.idSource).toBe('OPENCODE_SESSION_ID');
+    expect(id.parentAgentId).toBeNull();
+    // A sub-agent's session: the child of its parent session's agent.
+    const child = resolveIdentity(
+      { OPENCODE_SESSION_ID: 'ses_child', OPENCODE_PARENT_SESSION_ID: session },
+      CHAIN,
+      HOST,
+    );
+    expect(child.agentId).toBe(`${hashed('opencode', session)}-${hashed('x', 'ses_child').slice(2)}`);
+    expect(child.parentAgentId).toBe(hashed('opencode', session));
+    expect(child.parentSource).toBe('OPENCODE_PARENT_SESSION_ID');
+  });
+
+  it('COPILOT_AGENT_SESSION_ID comes after Codex, as its hook names the same session', () => {
     const session = '9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d';
     const id = resolveIdentity({ COPILOT_AGENT_SESSION_ID: session }, CHAIN, HOST);
     expect(id.agentId).toBe('copilot-9a8b7c6d');
     expect(id.idSource).toBe('COPILOT_AGENT_SESSION_ID');
-    const gemini = resolveIdentity(
-      { COPILOT_AGENT_SESSION_ID: session, GEMINI_SESSION_ID: session },
+    const codex = resolveIdentity(
+      { COPILOT_AGENT_SESSION_ID: session, CODEX_THREAD_ID: all.CODEX_THREAD_ID },
       CHAIN,
       HOST,
     );
-    expect(gemini.agentId).toBe('gemini-9a8b7c6d');
+    expect(codex.agentId).toBe(hashed('codex', all.CODEX_THREAD_ID));
   });
 
   it('without any variable the id is a fingerprint of the holder process', () => {

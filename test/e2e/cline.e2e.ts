@@ -19,11 +19,6 @@ harnessSuite({
   ...cline,
   id: 'cline',
   oneId: true,
-  knownFailing: {
-    // Cline CLI 3.0 exports no task or session id to the commands its run_commands tool runs: the
-    // hook names the session from the payload's id, the agent's own alock from its process.
-    'one-id': "Cline CLI 3.0's shell gets no session id: its alock whoami is the process id, not the hook's",
-  },
   trespassTold: true,
   setup(sb, serverUrl) {
     const auth = spawnSync(

@@ -17,13 +17,6 @@ harnessSuite({
   id: 'gemini',
   oneId: true,
   trespassTold: true,
-  knownFailing: {
-    // Gemini CLI 0.61 sets GEMINI_SESSION_ID only for its hook commands, not for the commands its
-    // shell tool runs: the hook names the session from session_id, the agent's own alock falls back
-    // to the fingerprint of the gemini process, and the two ids differ.
-    'one-id':
-      "Gemini's shell tool gets no GEMINI_SESSION_ID: its alock whoami is the process id, not the hook's",
-  },
   setup(sb, serverUrl) {
     writeJson(path.join(sb.home, '.gemini', 'settings.json'), {
       security: { auth: { selectedType: 'gemini-api-key' }, folderTrust: { enabled: true } },

@@ -36,11 +36,6 @@ harnessSuite({
   ...pinned,
   id: 'opencode',
   oneId: true,
-  knownFailing: {
-    // OpenCode 1.18 exports no session id to the commands its bash tool runs: the hook names the
-    // session from the payload's id, the agent's own alock from its process, and the two differ.
-    'one-id': "OpenCode 1.18's shell gets no session id: its alock whoami is the process id, not the hook's",
-  },
   trespassTold: true,
   setup(sb, serverUrl) {
     writeJson(path.join(sb.home, '.config', 'opencode', 'opencode.json'), {

@@ -5,7 +5,8 @@
  * real file store in a temp tree.
  */
 import { execFileSync } from 'node:child_process';
-import { sessionAgentId } from '../../src/core/identity.js';
+import { holderProcess, processAgentId, sessionAgentId } from '../../src/core/identity.js';
+import { ancestorChain, hostName } from '../../src/host/process.js';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -31,11 +32,21 @@ function fixture(harness: Harness): Fixture {
   return JSON.parse(readFileSync(file, 'utf8')) as Fixture;
 }
 
+/**
+ * The id of an agent named by its harness process (Gemini CLI, Cline CLI): in-process, the hook's
+ * harness is the process above this test's, as it is for the hook's own `alock` (cli.identity).
+ */
+function harnessProcessId(harness: string): string {
+  const p = holderProcess(ancestorChain(process.ppid > 0 ? process.ppid : process.pid));
+  return processAgentId(harness, { host: hostName(), pid: p.pid, started: p.started });
+}
+
 /** The main agent's id each harness's fixture session makes (Copilot's payload names none). */
 const MAIN: Record<Harness, string | null> = {
   // The fixture's thread id is a time-ordered UUIDv7: named by a hash, not by its timestamp digits.
   codex: sessionAgentId('codex', '0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b')!,
-  gemini: 'gemini-5f1c2d3e',
+  // Gemini CLI's shell never sees its session: both doors name the gemini process instead.
+  gemini: harnessProcessId('gemini'),
   cursor: 'cursor-c0ffee00',
   // OpenCode's `ses_` ids and Cline's millisecond task ids are time-ordered: hashed whole too.
   opencode: sessionAgentId('opencode', 'ses_4f3e2d1c0b9aZyXwVuTs')!,
@@ -337,11 +348,11 @@ describe('AGENT_LOCK_HOOK_WAIT', () => {
       claim: { tool: string } | null;
     }[];
     expect(locks.map((l) => [l.scope, l.agent_id, l.claim?.tool])).toEqual([
-      ['src/a.ts', 'gemini-5f1c2d3e', 'write_file'],
+      ['src/a.ts', MAIN.gemini, 'write_file'],
     ]);
     const log = (await sandbox.run('observer', ['log'])).stdout;
     expect(log).toMatch(/HANDED OVER|ACQUIRED/);
-    expect(log).toContain('CLAIMED src/a.ts gemini-5f1c2d3e');
+    expect(log).toContain(`CLAIMED src/a.ts ${MAIN.gemini}`);
   });
 
   it('refuses once the wait runs out, and refuses on a bad value naming the variable', async () => {

@@ -3,7 +3,7 @@
  * harness already has (kept intact, twice is once), taken out again by uninstall, and the OpenCode
  * plugin it writes run for real against the alock program.
  */
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -337,8 +337,13 @@ describe('hooks install --for opencode', () => {
         beforeTool({ tool: 'read', sessionID: 'ses_plugin', callID: 'c2' }, { args: {} }),
       ).resolves.toBe(undefined);
       // The free file's edit claimed it; the session's turn end (session.idle) ends the claim. The
-      // plugin has its three handlers: before, after, and the session events.
-      expect(Object.keys(hooks).sort()).toEqual(['event', 'tool.execute.after', 'tool.execute.before']);
+      // plugin has its four handlers: before, after, the session events and the shell's environment.
+      expect(Object.keys(hooks).sort()).toEqual([
+        'event',
+        'shell.env',
+        'tool.execute.after',
+        'tool.execute.before',
+      ]);
       const scopes = async () =>
         ((await sandbox.json('me', ['list'])).body.locks as { scope: string; claim: unknown }[])
           .map((l) => `${l.scope}${l.claim === null ? '' : ' (claim)'}`)
@@ -353,6 +358,69 @@ describe('hooks install --for opencode', () => {
       'uninstalled',
     );
     expect(existsSync(file)).toBe(false);
+  });
+});
+
+describe('hooks install --for opencode: the shell names the agent its hook names', () => {
+  it("gives the shell tool's commands the session, so their alock is the agent of the plugin's claims", async () => {
+    expect((await sandbox.json('me', ['hooks', 'install', '--for', 'opencode'])).body.status).toBe(
+      'installed',
+    );
+    const file = path.join(sandbox.tree, '.opencode/plugins/agent-lock.js');
+    const saved = { ...process.env };
+    const bin = path.join(sandbox.outside, 'bin');
+    mkdirSync(bin, { recursive: true });
+    symlinkSync(path.resolve('bin/alock.js'), path.join(bin, 'alock'));
+    Object.assign(process.env, {
+      AGENT_LOCK_BIN: path.join(bin, 'alock'),
+      AGENT_LOCK_DIR: sandbox.store,
+      AGENT_LOCK_REDIS_PROBE: 'off',
+    });
+    for (const k of ['AGENT_ID', 'AGENT_PARENT_ID', 'CLAUDE_CODE_SESSION_ID', 'CODEX_THREAD_ID']) {
+      delete process.env[k];
+    }
+    try {
+      const mod = (await import(pathToFileURL(file).href)) as {
+        AgentLock: (ctx: unknown) => Promise<Record<string, (i: unknown, o: unknown) => Promise<void>>>;
+      };
+      // ses_child is a sub-agent's session (the task tool's), ses_main its parent.
+      const client = {
+        session: {
+          get: async ({ path: p }: { path: { id: string } }) => ({
+            data: p.id === 'ses_child' ? { parentID: 'ses_main' } : {},
+          }),
+        },
+      };
+      const hooks = await mod.AgentLock({ client, directory: sandbox.tree });
+      for (const [session, file] of [
+        ['ses_main', 'src/main.ts'],
+        ['ses_child', 'src/child.ts'],
+      ] as const) {
+        await hooks['tool.execute.before']!(
+          { tool: 'write', sessionID: session, callID: `c-${session}` },
+          { args: { filePath: path.join(sandbox.tree, file), content: 'x' } },
+        );
+        const output = { env: {} as Record<string, string> };
+        await hooks['shell.env']!({ cwd: sandbox.tree, sessionID: session, callID: 'c' }, output);
+        const whoami = JSON.parse(
+          execFileSync(process.execPath, [path.resolve('bin/alock.js'), 'whoami', '--json'], {
+            cwd: sandbox.tree,
+            env: { ...process.env, ...output.env },
+            encoding: 'utf8',
+          }),
+        ) as { agent: { id: string; parent_id: string | null } };
+        const locks = (await sandbox.json('me', ['list'])).body.locks as {
+          scope: string;
+          agent_id: string;
+          parent_agent_id: string | null;
+        }[];
+        const claim = locks.find((l) => l.scope === file);
+        expect(whoami.agent.id, session).toBe(claim?.agent_id);
+        expect(whoami.agent.parent_id, session).toBe(claim?.parent_agent_id ?? null);
+      }
+    } finally {
+      process.env = saved;
+    }
   });
 });
 
