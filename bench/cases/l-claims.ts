@@ -311,17 +311,26 @@ export const claimsOnEdit: BenchCase<ClaimsOnEdit> = {
     const file = { store: 'file' as const, ...(await onStore(ctx, (name) => fileStore(ctx, name))) };
     const fileVerdicts = [
       atMost(
-        'ratio hook / node, Edit that claims a free file (median)',
+        'file store: ratio hook / node, Edit that claims a free file (median)',
         file.claim.ratio,
         TARGET.claimFileMax,
       ),
       atMost(
-        'ratio hook / node, further Edit of a claimed file (median)',
+        'file store: ratio hook / node, further Edit of a claimed file (median)',
         file.further.ratio,
         TARGET.furtherFileMax,
       ),
-      atMost('store writes of the further Edits', file.further.writes, TARGET.furtherWritesMax, ''),
-      atMost(`p99 of a hook call, ${AGENTS} agents / 1 agent`, file.p99Ratio, TARGET.agentsP99Max),
+      atMost(
+        'file store: store writes of the further Edits',
+        file.further.writes,
+        TARGET.furtherWritesMax,
+        '',
+      ),
+      atMost(
+        `file store: p99 of a hook call, ${AGENTS} agents / 1 agent`,
+        file.p99Ratio,
+        TARGET.agentsP99Max,
+      ),
     ];
     // The floor of the loops: the same loops of `node -e 0`, which touch no store.
     const nodeTree = ctx.makeTree('claims-node').tree;
@@ -364,13 +373,13 @@ export const claimsOnEdit: BenchCase<ClaimsOnEdit> = {
         redis = r;
         const redisVerdicts = [
           atMost(
-            'ratio hook / node, Edit that claims a free file (median)',
+            'Redis: ratio hook / node, Edit that claims a free file (median)',
             r.claim.ratio,
             TARGET.claimRedisMax,
           ),
-          info('ratio hook / node, further Edit of a claimed file (median)', r.further.ratio),
-          { ...info('store writes of the further Edits', r.further.writes), unit: '' },
-          info(`p99 of a hook call, ${AGENTS} agents / 1 agent`, r.p99Ratio),
+          info('Redis: ratio hook / node, further Edit of a claimed file (median)', r.further.ratio),
+          { ...info('Redis: store writes of the further Edits', r.further.writes), unit: '' },
+          info(`Redis: p99 of a hook call, ${AGENTS} agents / 1 agent`, r.p99Ratio),
         ];
         passRedis = redisVerdicts.every((v) => v.pass !== false);
         blocks.push(...announce, storeBlock(r, redisVerdicts));
