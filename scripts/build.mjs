@@ -100,8 +100,9 @@ const lazyBuiltins = {
   },
 };
 // CommonJS, because an ES module's import of a Node built-in evaluates every export of it
-// (`node:fs` loads fs/promises and the streams, `node:crypto` WebCrypto); require() does not.
-await build({
+// (`node:fs` loads fs/promises and the streams, `node:crypto` WebCrypto); require() does not. The
+// hook's bundle and the ones it requires lazily share these settings.
+const hookCjs = {
   ...common,
   format: 'cjs',
   // The `performance` global loads perf_hooks on first use, a few milliseconds of a hook call; the
@@ -115,10 +116,13 @@ await build({
       'const __hookNow = () => Number(process.hrtime.bigint()) / 1e6;',
     ].join(' '),
   },
-  entryPoints: { 'lazy/hook': 'src/integrations/hook-direct.ts' },
   outdir: 'dist',
   outExtension: { '.js': '.cjs' },
   minify: true,
+};
+await build({
+  ...hookCjs,
+  entryPoints: { 'lazy/hook': 'src/integrations/hook-direct.ts' },
   // bin/alock.js compiles this bundle itself, with a V8 code cache, and a script compiled that way
   // cannot run import() on Node 20 without an experimental flag: the modules the hook loads lazily
   // come in through require(), from CommonJS bundles of their own (below).
@@ -127,21 +131,8 @@ await build({
 });
 // The hook's lazily loaded modules as CommonJS: the shell grammar and the Redis store.
 await build({
-  ...common,
-  format: 'cjs',
-  // As in the hook's own bundle (above): `performance` would load perf_hooks.
-  define: { ...bundled, 'import.meta.url': '__hookUrl', 'performance.now': '__hookNow' },
-  banner: {
-    js: [
-      "'use strict';",
-      "const __hookUrl = require('node:url').pathToFileURL(__filename).href;",
-      'const __hookNow = () => Number(process.hrtime.bigint()) / 1e6;',
-    ].join(' '),
-  },
+  ...hookCjs,
   entryPoints: { 'lazy/shell-parser': lazy['shell-parser'], 'lazy/redis-store': lazy['redis-store'] },
-  outdir: 'dist',
-  outExtension: { '.js': '.cjs' },
-  minify: true,
   plugins: [lazyBuiltins],
 });
 // shell-parser.js finds these beside itself.

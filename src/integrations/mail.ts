@@ -10,12 +10,12 @@
  * Only then does the hook make one more decision, which takes the messages and marks them delivered
  * in one atomic step. A hook call with nothing waiting writes nothing and adds no round trip.
  */
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { quoteArg as shellQuote } from '../answers/render.js';
 import type { Delivered } from '../core/decide.js';
 import { openLocks } from '../locks.js';
-import { quoteArg as shellQuote } from '../answers/render.js';
-import { keyName, prune, trespassDir, writeWhole } from './trespass-folder.js';
+import { keyName, prune, takeTold, trespassDir, writeWhole } from './trespass-folder.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -57,39 +57,10 @@ export function hintAskers(env: Env, ended: readonly { asked_by?: string[] }[], 
 
 /** The folders whose stores hold messages for `agentId`, each hint taken once. */
 export function takeMailHints(env: Env, agentId: string): string[] {
-  const base = trespassDir(env, false);
-  if (base === null) return [];
-  const tell = path.join(base, 'tell');
-  const prefix = `${keyName(agentId)}.`;
-  let names: string[];
-  try {
-    names = readdirSync(tell).filter((n) => n.startsWith(prefix) && n.endsWith('.mail'));
-  } catch {
-    return [];
-  }
-  const dirs: string[] = [];
-  for (const name of names) {
-    const file = path.join(tell, name);
-    const taken = `${file}.${process.pid}.taken`;
-    try {
-      renameSync(file, taken);
-    } catch {
-      continue;
-    }
-    try {
-      const hint = JSON.parse(readFileSync(taken, 'utf8')) as Hint;
-      // Another agent whose id hashes alike is not this one: its hint goes back.
-      if (hint.agent !== agentId) {
-        renameSync(taken, file);
-        continue;
-      }
-      if (Date.now() - hint.at <= HINT_MS && typeof hint.dir === 'string') dirs.push(hint.dir);
-    } catch {
-      // An unreadable hint is dropped.
-    }
-    rmSync(taken, { force: true });
-  }
-  return dirs;
+  const now = Date.now();
+  return takeTold<Hint>(env, agentId, '.mail', (hint) => hint.agent)
+    .filter((hint) => now - hint.at <= HINT_MS && typeof hint.dir === 'string')
+    .map((hint) => hint.dir);
 }
 
 /** The messages as lines the agent reads: who, about what, what, and how to answer. */

@@ -2,7 +2,16 @@
  * Where trespass stamps and notices are kept between a call's pre and post hooks: a private folder
  * of the OS temp dir (per user), its entries written whole and bounded in number and age.
  */
-import { lstatSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -74,4 +83,45 @@ export function prune(dir: string, maxAge: number, now: number): void {
   aged.forEach((entry, i) => {
     if (i >= MAX_KEPT || now - entry.at > maxAge) rmSync(path.join(dir, entry.name), { force: true });
   });
+}
+
+/**
+ * The items left in the tell folder for `agentId` (files `<its key>.*<ext>`, oldest name first),
+ * each taken once: renamed away before it is read, so two hook calls of one agent never both take
+ * it. One whose `owner` is another agent (an id that hashes alike) goes back; an unreadable one is
+ * dropped.
+ */
+export function takeTold<T>(env: Env, agentId: string, ext: string, owner: (item: T) => unknown): T[] {
+  const dir = trespassDir(env, false);
+  if (dir === null) return [];
+  const tell = path.join(dir, 'tell');
+  const prefix = `${keyName(agentId)}.`;
+  let names: string[];
+  try {
+    names = readdirSync(tell).filter((n) => n.startsWith(prefix) && n.endsWith(ext));
+  } catch {
+    return [];
+  }
+  const items: T[] = [];
+  for (const name of names.sort()) {
+    const file = path.join(tell, name);
+    const taken = `${file}.${process.pid}.taken`;
+    try {
+      renameSync(file, taken);
+    } catch {
+      continue;
+    }
+    try {
+      const item = JSON.parse(readFileSync(taken, 'utf8')) as T;
+      if (owner(item) !== agentId) {
+        renameSync(taken, file);
+        continue;
+      }
+      items.push(item);
+    } catch {
+      // Unreadable: dropped.
+    }
+    rmSync(taken, { force: true });
+  }
+  return items;
 }

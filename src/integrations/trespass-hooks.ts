@@ -289,18 +289,31 @@ export function tellBefore(
   env: Env,
   own: OwnIdentity,
 ): Answer {
-  if (!PRE_TELLS.has(harness) || answer.status !== 'allowed' || !noticesWaiting(env)) return answer;
+  const agent = toldAgent(harness, stdin, answer, env, own);
+  if (agent === null) return answer;
   let lines: string[];
   try {
-    const payload: unknown = JSON.parse(stdin);
-    const caller = isObject(payload) ? preCaller(harness, payload) : null;
-    if (caller === null) return answer;
-    const agent = callerAgent(caller, env, own);
     lines = takeNotices(env, agent.agentId);
   } catch {
     return answer;
   }
   return withContext(harness, answer, lines);
+}
+
+/**
+ * The agent of an allowed pre-tool call that may be told something before it runs, or null: a
+ * harness that reads no context there, a refused call (it leaves what waits for the next), nothing
+ * waiting for anyone (one readdir), or a payload that names nobody.
+ */
+function toldAgent(harness: string, stdin: string, answer: Answer, env: Env, own: OwnIdentity) {
+  if (!PRE_TELLS.has(harness) || answer.status !== 'allowed' || !noticesWaiting(env)) return null;
+  try {
+    const payload: unknown = JSON.parse(stdin);
+    const caller = isObject(payload) ? preCaller(harness, payload) : null;
+    return caller === null ? null : callerAgent(caller, env, own);
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -310,13 +323,10 @@ export function tellBefore(
  */
 async function mailBefore(cli: CliContext, harness: string, stdin: string, answer: Answer): Promise<Answer> {
   const env = cli.io.env;
-  if (!PRE_TELLS.has(harness) || answer.status !== 'allowed' || !noticesWaiting(env)) return answer;
+  const agent = toldAgent(harness, stdin, answer, env, () => cli.identity());
+  if (agent === null) return answer;
   let lines: string[];
   try {
-    const payload: unknown = JSON.parse(stdin);
-    const caller = isObject(payload) ? preCaller(harness, payload) : null;
-    if (caller === null) return answer;
-    const agent = callerAgent(caller, env, () => cli.identity());
     const dirs = takeMailHints(env, agent.agentId);
     if (dirs.length === 0) return answer;
     lines = await takeMail(env, dirs, agent, cli.name);

@@ -15,12 +15,12 @@ import type { CliContext } from '../answers/answer.js';
 import type { Trespass } from '../core/decisions/trespass.js';
 import type { Identity } from '../core/identity.js';
 import type { Lock } from '../core/lock.js';
-import { hostName } from '../host/process.js';
 import { globMatches, scopeFromPattern } from '../core/scope.js';
+import { hostName } from '../host/process.js';
 import { findTree, storeDirFor } from '../host/tree.js';
 import type { HookAgent } from './hook-check.js';
 import { shellQuote } from './hook-check.js';
-import { keyName, prune, trespassDir, writeWhole } from './trespass-folder.js';
+import { keyName, prune, takeTold, trespassDir, writeWhole } from './trespass-folder.js';
 
 export { keyName, trespassDir } from './trespass-folder.js';
 
@@ -412,37 +412,8 @@ export function noticesWaiting(env: Env): boolean {
 
 /** The notices left for `agentId`, each taken once (the first hook call to take it tells it). */
 export function takeNotices(env: Env, agentId: string): string[] {
-  const dir = trespassDir(env, false);
-  if (dir === null) return [];
-  const tell = path.join(dir, 'tell');
-  const prefix = `${keyName(agentId)}.`;
-  let names: string[];
-  try {
-    names = readdirSync(tell).filter((n) => n.startsWith(prefix) && n.endsWith('.json'));
-  } catch {
-    return [];
-  }
-  const lines: string[] = [];
-  for (const name of names.sort()) {
-    const file = path.join(tell, name);
-    const taken = `${file}.${process.pid}.taken`;
-    try {
-      renameSync(file, taken);
-    } catch {
-      continue;
-    }
-    try {
-      const notice = JSON.parse(readFileSync(taken, 'utf8')) as Notice;
-      // Another agent whose id hashes alike is not this one: its notice goes back.
-      if (notice.holder !== agentId) {
-        renameSync(taken, file);
-        continue;
-      }
-      if (Date.now() - notice.at <= NOTICE_MS) lines.push(holderLine(notice));
-    } catch {
-      // An unreadable notice is dropped.
-    }
-    rmSync(taken, { force: true });
-  }
-  return lines;
+  const now = Date.now();
+  return takeTold<Notice>(env, agentId, '.json', (notice) => notice.holder)
+    .filter((notice) => now - notice.at <= NOTICE_MS)
+    .map(holderLine);
 }
