@@ -20,6 +20,7 @@ import { hostName } from '../host/process.js';
 import { findTree, storeDirFor } from '../host/tree.js';
 import type { HookAgent } from './hook-check.js';
 import { shellQuote } from './hook-check.js';
+import { surelyWritesNothing } from './read-only.js';
 import { keyName, prune, takeTold, trespassDir, writeWhole } from './trespass-folder.js';
 
 export { keyName, trespassDir } from './trespass-folder.js';
@@ -188,6 +189,7 @@ export interface ShellCall {
  */
 export async function stampShell(cli: CliContext, call: ShellCall): Promise<void> {
   const env = cli.io.env;
+  if (surelyWritesNothing(call.command, env.HOME)) return;
   try {
     const root = findTree(call.base).root;
     if (!storeExists(root, env)) return;
