@@ -190,9 +190,7 @@ type Env = Readonly<Record<string, string | undefined>>;
  */
 export function sessionAgentId(prefix: string, sessionId: string): string | null {
   if (/[\s\p{C}]/u.test(sessionId)) return null;
-  const head = RANDOM_UUID.test(sessionId)
-    ? sessionId.slice(0, 8).toLowerCase()
-    : sha256Hex(sessionId).slice(0, 8);
+  const head = RANDOM_UUID.test(sessionId) ? sessionId.slice(0, 8).toLowerCase() : shortHash(sessionId);
   const id = `${prefix}-${head}`;
   return ID_PATTERN.test(id) ? id : null;
 }
@@ -206,7 +204,7 @@ const RANDOM_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{
 export function subAgentHead(agentId: string): string {
   const bare = agentId.replace(/^agent[-_]/i, '');
   if (/^[0-9a-f]{8,}$/i.test(bare)) return bare.slice(0, 8).toLowerCase();
-  return sha256Hex(agentId).slice(0, 8);
+  return shortHash(agentId);
 }
 
 /**
@@ -216,7 +214,7 @@ export function subAgentHead(agentId: string): string {
  * name it alike; every session that one process runs is then one agent.
  */
 export function processAgentId(harness: string, holder: Holder): string {
-  return `${harness}-${sha256Hex(`${holder.pid}|${holder.started}|${holder.host}`).slice(0, 8)}`;
+  return `${harness}-${shortHash(`${holder.pid}|${holder.started}|${holder.host}`)}`;
 }
 
 /**
