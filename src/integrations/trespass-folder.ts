@@ -17,8 +17,14 @@ import path from 'node:path';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** At most this many stamps or notices are kept: the oldest go first. */
+/**
+ * A folder of stamps or notices is pruned once it holds more than this many entries, down to the
+ * newest PRUNED_TO of them that are not past their age. Below the bound nothing is looked at: a
+ * stat of every entry on every shell call cost milliseconds, and a reader never takes an entry
+ * past its age anyway.
+ */
 const MAX_KEPT = 256;
+const PRUNED_TO = 128;
 /**
  * The folder of this user's stamps and notices: `<tmp>/agent-lock-<uid>`, made private (0700).
  * One that is not a real folder of this user (a link, another user's) is never used: null.
@@ -63,7 +69,10 @@ export function writeWhole(file: string, body: string): void {
   renameSync(temp, file);
 }
 
-/** Drops entries of `dir` older than `maxAge` (by the time in their name or mtime), and the oldest past MAX_KEPT. */
+/**
+ * Past MAX_KEPT entries, drops those of `dir` older than `maxAge` (by mtime) and all but the newest
+ * PRUNED_TO.
+ */
 export function prune(dir: string, maxAge: number, now: number): void {
   let names: string[];
   try {
@@ -71,6 +80,7 @@ export function prune(dir: string, maxAge: number, now: number): void {
   } catch {
     return;
   }
+  if (names.length <= MAX_KEPT) return;
   const aged = names
     .map((name) => {
       try {
@@ -81,7 +91,7 @@ export function prune(dir: string, maxAge: number, now: number): void {
     })
     .sort((x, y) => y.at - x.at);
   aged.forEach((entry, i) => {
-    if (i >= MAX_KEPT || now - entry.at > maxAge) rmSync(path.join(dir, entry.name), { force: true });
+    if (i >= PRUNED_TO || now - entry.at > maxAge) rmSync(path.join(dir, entry.name), { force: true });
   });
 }
 

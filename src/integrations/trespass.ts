@@ -9,12 +9,20 @@
  * call's pre hook to its post hook, a notice until its holder's hook reads it; both are bounded in
  * number and age. With no store in the tree, or no lock of another agent in it, nothing is written.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  type Stats,
+  statSync,
+} from 'node:fs';
 import path from 'node:path';
 import type { CliContext } from '../answers/answer.js';
-import type { Trespass } from '../core/decisions/trespass.js';
+import type { HeldLock } from '../core/decisions/trespass.js';
 import type { Identity } from '../core/identity.js';
-import type { Lock } from '../core/lock.js';
 import { globMatches, scopeFromPattern } from '../core/scope.js';
 import { hostName } from '../host/process.js';
 import { findTree, storeDirFor } from '../host/tree.js';
@@ -30,7 +38,7 @@ type Env = Readonly<Record<string, string | undefined>>;
 /** At most this many held files are stamped for one call: a lock on `**` must not cost seconds. */
 export const MAX_STAMPED = 2000;
 /**
- * A stamp whose post hook never came (a refused or interrupted call) is dropped after this: long
+ * A stamp whose post hook never came (a refused or interrupted call) is not used after this: long
  * enough for a long build to end first.
  */
 const STAMP_MS = 12 * 60 * 60 * 1000;
@@ -56,36 +64,45 @@ interface Stamp {
   readonly root: string;
   readonly agent: HookAgent;
   readonly command: string;
-  readonly locks: Trespass['lock'][];
+  readonly locks: HeldLock[];
   readonly files: FileStamp[];
   /** More held files than MAX_STAMPED: only the first were stamped. */
   readonly cut: boolean;
 }
 
-function statOf(file: string): Pick<FileStamp, 'size' | 'mtimeMs' | 'ino'> {
+type Seen = Pick<FileStamp, 'size' | 'mtimeMs' | 'ino'>;
+
+const MISSING: Seen = { size: null, mtimeMs: null, ino: null };
+
+function seen(s: Stats | undefined): Seen {
+  return s?.isFile() ? { size: s.size, mtimeMs: s.mtimeMs, ino: s.ino } : MISSING;
+}
+
+function statOf(file: string): Seen {
   try {
-    const s = statSync(file);
-    return s.isFile()
-      ? { size: s.size, mtimeMs: s.mtimeMs, ino: s.ino }
-      : { size: null, mtimeMs: null, ino: null };
+    return seen(statSync(file, { throwIfNoEntry: false }));
   } catch {
-    return { size: null, mtimeMs: null, ino: null };
+    return MISSING;
   }
 }
 
+/** A held file as it stands: its path (absolute) and what a stat of it saw. */
+type HeldFile = readonly [file: string, seen: Seen];
+
 /**
- * The files of a lock's scope in the tree at `root` (absolute): the file itself (also when it does
- * not exist yet: creating it is a change), every file below a folder, every file a glob matches.
+ * The files of a lock's scope in the tree at `root` (absolute), each stat'ed once: the file itself
+ * (also when it does not exist yet: creating it is a change), every file below a folder, every
+ * file a glob matches.
  */
 function filesOf(
   root: string,
-  lock: Pick<Lock, 'scope'>,
+  lock: Pick<HeldLock, 'scope'>,
   limit: number,
   budget: { visited: number },
-): string[] {
+): HeldFile[] {
   const scope = scopeFromPattern(lock.scope, 'path');
   if (scope.kind !== 'path' || scope.pattern.split('/').includes('.git')) return [];
-  const found: string[] = [];
+  const found: HeldFile[] = [];
   const walk = (dir: string, keep: (rel: string) => boolean) => {
     if (found.length >= limit || budget.visited >= MAX_VISITED) return;
     let entries: import('node:fs').Dirent[];
@@ -99,19 +116,19 @@ function filesOf(
       if (entry.name === '.git') continue;
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) walk(full, keep);
-      else if (keep(path.relative(root, full).split(path.sep).join('/'))) found.push(full);
+      else if (keep(path.relative(root, full).split(path.sep).join('/'))) found.push([full, statOf(full)]);
     }
   };
   if (!scope.glob) {
     const target = path.join(root, scope.pattern);
-    let isDir = false;
+    let stat: Stats | undefined;
     try {
-      isDir = statSync(target).isDirectory();
+      stat = statSync(target, { throwIfNoEntry: false });
     } catch {
-      // Not there yet: stamped as missing.
+      // Unreadable: stamped as missing.
     }
-    if (isDir) walk(target, () => true);
-    else found.push(target);
+    if (stat?.isDirectory()) walk(target, () => true);
+    else found.push([target, seen(stat)]);
     return found;
   }
   walk(path.join(root, ...scope.fixed), (rel) => globMatches(scope, rel));
@@ -121,10 +138,10 @@ function filesOf(
 /** The held files of `locks` in the tree at `root`, with the lock each belongs to, up to a limit. */
 function heldFiles(
   root: string,
-  locks: readonly Pick<Lock, 'scope'>[],
-): { files: [string, number][]; cut: boolean } {
-  const files: [string, number][] = [];
-  const seen = new Set<string>();
+  locks: readonly Pick<HeldLock, 'scope'>[],
+): { files: [HeldFile, number][]; cut: boolean } {
+  const files: [HeldFile, number][] = [];
+  const taken = new Set<string>();
   const budget = { visited: 0 };
   let cut = false;
   locks.forEach((lock, i) => {
@@ -135,10 +152,10 @@ function heldFiles(
     }
     const mine = filesOf(root, lock, left + 1, budget);
     if (mine.length > left || budget.visited > MAX_VISITED) cut = true;
-    for (const file of mine.slice(0, left)) {
-      if (seen.has(file)) continue;
-      seen.add(file);
-      files.push([file, i]);
+    for (const held of mine.slice(0, left)) {
+      if (taken.has(held[0])) continue;
+      taken.add(held[0]);
+      files.push([held, i]);
     }
   });
   return { files, cut };
@@ -201,7 +218,7 @@ export async function stampShell(cli: CliContext, call: ShellCall): Promise<void
       env,
       ...(backend === 'file' || backend === 'redis' ? { backend } : {}),
     });
-    let locks: Lock[];
+    let locks: HeldLock[];
     try {
       locks = await store.as(asked(agent)).heldByOthers();
     } finally {
@@ -216,18 +233,8 @@ export async function stampShell(cli: CliContext, call: ShellCall): Promise<void
       root,
       agent,
       command: call.command.length > MAX_COMMAND ? `${call.command.slice(0, MAX_COMMAND)}…` : call.command,
-      locks: locks.map((l) => ({
-        id: l.id,
-        scope: l.scope,
-        kind: l.kind,
-        mode: l.mode,
-        agent_id: l.agent_id,
-        parent_agent_id: l.parent_agent_id,
-        intent: l.intent,
-        tree: l.tree,
-        fence: l.fence,
-      })),
-      files: files.map(([file, lock]) => ({ file, lock, ...statOf(file) })),
+      locks,
+      files: files.map(([[file, seen], lock]) => ({ file, lock, ...seen })),
       cut,
     };
     const stamps = path.join(dir, 'stamps');
@@ -249,7 +256,9 @@ function takeStamp(dir: string, key: string): Stamp | null {
     return null;
   }
   try {
-    return JSON.parse(readFileSync(taken, 'utf8')) as Stamp;
+    const stamp = JSON.parse(readFileSync(taken, 'utf8')) as Stamp;
+    // Past its age it may be a stamp of another call that once had the same key.
+    return Date.now() - stamp.at > STAMP_MS ? null : stamp;
   } catch {
     return null;
   } finally {
@@ -271,7 +280,7 @@ interface Found {
   readonly file: string;
   readonly shown: string;
   readonly how: 'changed' | 'created' | 'deleted';
-  readonly lock: Trespass['lock'];
+  readonly lock: HeldLock;
 }
 
 /** Every held file the call changed, created or deleted (new files a glob lock now matches too). */
@@ -288,9 +297,9 @@ function compare(stamp: Stamp): Found[] {
   if (!stamp.cut) {
     // A file made where a folder or glob lock reaches was not there to stamp.
     const { files } = heldFiles(stamp.root, stamp.locks);
-    for (const [file, i] of files) {
+    for (const [[file, now], i] of files) {
       const lock = stamp.locks[i];
-      if (!stamped.has(file) && lock && statOf(file).size !== null) {
+      if (!stamped.has(file) && lock && now.size !== null) {
         found.push({ file, shown: show(file), how: 'created', lock });
       }
     }
@@ -298,7 +307,7 @@ function compare(stamp: Stamp): Found[] {
   return found;
 }
 
-function holderOf(lock: Trespass['lock']): string {
+function holderOf(lock: HeldLock): string {
   return lock.parent_agent_id ? `${lock.agent_id} (sub-agent of ${lock.parent_agent_id})` : lock.agent_id;
 }
 

@@ -49,7 +49,12 @@ import type { TransactOptions } from '../backends/backend.js';
 import { listenDomains, lockDomains, targetDomains } from '../core/domains.js';
 import { AgentLockError } from '../core/errors.js';
 import { type Identity, validateAgentId } from '../core/identity.js';
-import { decideHeldByOthers, decideTrespass, type Trespass } from '../core/decisions/trespass.js';
+import {
+  decideHeldByOthers,
+  decideTrespass,
+  type HeldLock,
+  type Trespass,
+} from '../core/decisions/trespass.js';
 import type { StoreEvent } from '../core/events.js';
 import type { Lock } from '../core/lock.js';
 import { stagedPathScope } from '../core/scope.js';
@@ -182,7 +187,7 @@ export interface Session {
    * them (an embedded store answers from its log without its mutex): what a shell command of this
    * agent could trespass on.
    */
-  heldByOthers(): Promise<Lock[]>;
+  heldByOthers(): Promise<HeldLock[]>;
   /** Records `trespassed` events: this agent's `command` changed files of others' locks. */
   recordTrespass(trespasses: readonly Trespass[], command: string): Promise<StoreEvent[]>;
   /**

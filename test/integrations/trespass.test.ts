@@ -5,13 +5,14 @@
  * change to a file another agent holds, against a real file store in a temp tree.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/run-cli.js';
 import { sessionAgentId } from '../../src/core/identity.js';
 import { openLocks } from '../../src/locks.js';
+import { prune } from '../../src/integrations/trespass-folder.js';
 import { shellKey } from '../../src/integrations/trespass-hooks.js';
 import { serveDashboard } from '../../src/ui/dashboard.js';
 import { DASHBOARD_HTML } from '../../src/ui/page.js';
@@ -216,6 +217,46 @@ describe('trespass', () => {
     expect(await trespasses()).toMatchObject([
       { scope: 'src/lib/**', files: ['src/lib/new.ts'], reason: command },
     ]);
+  });
+
+  it('does not use a stamp past its age (12 hours): it may be of another call with the same key', async () => {
+    await acquire('other-agent', 'src/a.ts');
+    await hook('claude-pre-tool-use', fill(claude.pre));
+    const stamps = path.join(tmp, readdirSync(tmp)[0]!, 'stamps');
+    const [name] = readdirSync(stamps);
+    const file = path.join(stamps, name!);
+    const stamp = JSON.parse(readFileSync(file, 'utf8')) as { at: number };
+    writeFileSync(file, JSON.stringify({ ...stamp, at: stamp.at - 13 * 60 * 60 * 1000 }));
+    writeFileSync(path.join(sandbox.tree, 'src', 'a.ts'), 'changed');
+    const post = await hook('claude-post-tool-use', fill(claude.post));
+    expect(post.output).toBeNull();
+    expect(await trespasses()).toHaveLength(0);
+    expect(readdirSync(stamps)).toEqual([]);
+  });
+
+  it('leaves up to 256 stamps unlooked at, and past that keeps the newest 128 not past their age', async () => {
+    const stamps = path.join(tmp, 'agent-lock-folder-test', 'stamps');
+    mkdirSync(stamps, { recursive: true });
+    const day = 24 * 60 * 60;
+    const now = Date.now() / 1000;
+    const put = (i: number, age: number) => {
+      const file = path.join(stamps, `old-${String(i).padStart(3, '0')}.json`);
+      writeFileSync(file, '{}');
+      utimesSync(file, now - age, now - age);
+    };
+    // 255 left behind, 5 of them past their age: nothing is looked at yet.
+    for (let i = 0; i < 255; i++) put(i, i < 5 ? day : 60 + 255 - i);
+    prune(stamps, 12 * 60 * 60 * 1000, Date.now());
+    expect(readdirSync(stamps)).toHaveLength(255);
+    // Two more: past 256, the aged ones go, and all but the newest 128.
+    put(255, 1);
+    put(256, 2);
+    prune(stamps, 12 * 60 * 60 * 1000, Date.now());
+    const left = readdirSync(stamps).sort();
+    expect(left).toHaveLength(128);
+    expect(left.at(-1)).toBe('old-256.json');
+    expect(left).not.toContain('old-000.json');
+    expect(left[0]).toBe('old-129.json');
   });
 
   it("never counts an agent's change to its own held file", async () => {

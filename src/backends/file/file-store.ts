@@ -39,6 +39,7 @@ import {
   logEvents,
   moveEvents,
   NEWLINE,
+  pendingEvents,
 } from './log.js';
 import { checkLogStart, cutTornTail, damaged, keepAside, logStartDamage } from './log-damage.js';
 import { FileMutex } from './mutex.js';
@@ -397,7 +398,7 @@ export class FileStore implements Backend {
     cache.lines += 1;
     applyChanges(cache, changes);
     if (events.length > 0) {
-      cache.pending.push(...events);
+      pendingEvents(cache).push(...events);
       cache.eventSeq += events.length;
     }
     const longLog = cache.lines > COMPACT_AFTER_LINES && cache.lines > cache.locks.size;
@@ -441,7 +442,7 @@ export class FileStore implements Backend {
       // Whatever the damage hid may have taken fences: go on from the clock, above all of them.
       const fence = Math.max(cache.fence, fenceFromClock(now));
       // The readable lines' events go to events.log first, as at a compaction.
-      moveEvents(this.eventsPath, this.oldEventsPath, cache.pending);
+      moveEvents(this.eventsPath, this.oldEventsPath, pendingEvents(cache));
       writeAtomic(
         this.logPath,
         `${JSON.stringify({ t: 'snap', fence, locks: [...cache.locks.values()], tomb: cache.tombstones, evn: cache.eventSeq })}\n`,
@@ -461,7 +462,7 @@ export class FileStore implements Backend {
     }
     // The events leave this log for events.log before the snapshot replaces it: a crash between
     // the two leaves them in both, and the next compaction skips the ones events.log has.
-    moveEvents(this.eventsPath, this.oldEventsPath, cache.pending);
+    moveEvents(this.eventsPath, this.oldEventsPath, pendingEvents(cache));
     const snapshot = `${JSON.stringify({
       t: 'snap',
       fence: cache.fence,
@@ -471,6 +472,7 @@ export class FileStore implements Backend {
     })}\n`;
     writeAtomic(this.logPath, snapshot);
     cache.pending = [];
+    cache.unread = [];
     const fd = openRead(this.logPath);
     closeSync(cache.fd);
     cache.fd = fd;

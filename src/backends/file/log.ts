@@ -40,8 +40,23 @@ export interface Cache extends CachedState {
   damaged: boolean;
   /** The number of the last event recorded (in this log or moved to events.log before it). */
   eventSeq: number;
-  /** Events in this log's lines (not yet moved to events.log), each with its number `n`. */
+  /**
+   * Events in this log's lines (not yet moved to events.log), each with its number `n`; read
+   * through pendingEvents(), which first reads the lists in `unread`.
+   */
   pending: NumberedEvent[];
+  /**
+   * Event lists of lines applied but not yet read as events: only a commit or a compaction needs
+   * them, and a hook's check, which reads the whole log and writes nothing, must not pay for them.
+   */
+  unread: unknown[][];
+}
+
+/** The events of the log's lines not yet moved to events.log, in order (see Cache.unread). */
+export function pendingEvents(cache: Cache): NumberedEvent[] {
+  for (const list of cache.unread) cache.pending.push(...numbered(list));
+  cache.unread = [];
+  return cache.pending;
 }
 
 /** What reading a log needs to know: where it is (for messages) and the store's clock. */
@@ -66,6 +81,7 @@ export function emptyCache(
     damaged: false,
     eventSeq: from.eventSeq ?? 0,
     pending: [],
+    unread: [],
   };
 }
 
@@ -159,11 +175,16 @@ function applyLine(log: LogReading, cache: Cache, text: string, offset: number, 
     cache.lines = 0;
     if (typeof entry.evn === 'number') cache.eventSeq = Math.max(cache.eventSeq, entry.evn);
     cache.pending = [];
+    cache.unread = [];
     return;
   }
-  for (const event of numbered(entry.ev)) {
-    cache.pending.push(event);
-    cache.eventSeq = Math.max(cache.eventSeq, event.n);
+  if (Array.isArray(entry.ev) && entry.ev.length > 0) {
+    cache.unread.push(entry.ev);
+    // The number the next event takes goes past every number here, read as an event or not.
+    for (const value of entry.ev as unknown[]) {
+      const n = (value as { n?: unknown } | null)?.n;
+      if (typeof n === 'number' && n > cache.eventSeq) cache.eventSeq = n;
+    }
   }
   const tomb = Array.isArray(entry.tomb) ? (entry.tomb as Tombstone[]) : null;
   applyChanges(cache, {

@@ -8,38 +8,46 @@ import type { Lock, LockRecord } from '../lock.js';
 import { Decision, type DecisionContext } from './context.js';
 import type { Decided, StoreState } from './outcomes.js';
 
+/** What a stamp keeps of a lock: enough to name it, its holder and what it holds. */
+export type HeldLock = Pick<
+  Lock,
+  'id' | 'scope' | 'kind' | 'mode' | 'agent_id' | 'parent_agent_id' | 'intent' | 'tree' | 'fence'
+>;
+
 /**
  * The active path locks of `tree` that stand in the caller's way: every agent's but its own and its
- * parent's, as a check would answer (a child's lock stands in its parent's way too).
+ * parent's, as a check would answer (a child's lock stands in its parent's way too). Only the
+ * fields a stamp keeps: a hook reads this before every shell command, and a full view of each lock
+ * (its times as text, its notes) is most of the cost with a hundred locks held.
  */
 export function decideHeldByOthers(
   state: StoreState,
   ctx: DecisionContext,
   req: { tree: string },
-): Decided<Lock[]> {
+): Decided<HeldLock[]> {
   const d = Decision.open(state, ctx);
   const { agentId, parentAgentId } = ctx.caller;
-  const others = d
-    .locks()
-    .filter(
-      (r) =>
-        !r.unreadable &&
-        r.status === 'active' &&
-        r.kind === 'path' &&
-        r.tree === req.tree &&
-        r.agent_id !== agentId &&
-        r.agent_id !== parentAgentId,
-    );
-  return d.done(others.map((r) => d.view(r)));
+  const others: HeldLock[] = [];
+  for (const r of d.locks()) {
+    if (
+      !r.unreadable &&
+      r.status === 'active' &&
+      r.kind === 'path' &&
+      r.tree === req.tree &&
+      r.agent_id !== agentId &&
+      r.agent_id !== parentAgentId
+    ) {
+      const { id, scope, kind, mode, agent_id, parent_agent_id, intent, tree, fence } = r;
+      others.push({ id, scope, kind, mode, agent_id, parent_agent_id, intent, tree, fence });
+    }
+  }
+  return d.done(others);
 }
 
 /** One held file a command changed, with the lock as it stood before the command ran. */
 export interface Trespass {
   readonly file: string;
-  readonly lock: Pick<
-    Lock,
-    'id' | 'scope' | 'kind' | 'mode' | 'agent_id' | 'parent_agent_id' | 'intent' | 'tree' | 'fence'
-  >;
+  readonly lock: HeldLock;
 }
 
 /**

@@ -95,6 +95,34 @@ describe('file store event log', () => {
     expect(numbers(await handle.events(1000))).toEqual(Array.from({ length: 700 }, (_, i) => i));
   });
 
+  it('moves in order the events of lines another handle read without the mutex and never numbered', async () => {
+    for (let i = 0; i < 50; i++) await record(1, i);
+    // A hook's check: it reads the whole log, events and all, and changes nothing.
+    const other = store.connect() as FileStore;
+    const seen = await other.transact(
+      (state) => ({
+        result: state.locks.size,
+        changes: { put: [], del: [], fence: state.fence, tombstones: null, events: [] },
+      }),
+      undefined,
+      { cached: 'whole' },
+    );
+    expect(seen).toBe(0);
+    const previous = handle;
+    handle = other;
+    try {
+      // Its own commits number on from the last event it read, and its compaction moves them all.
+      for (let i = 50; i < 700; i++) await record(1, i);
+    } finally {
+      handle = previous;
+      await other.close();
+    }
+    const moved = lines(path.join(dir, 'events.log')).map((line) => JSON.parse(line).n as number);
+    expect(moved.length).toBeGreaterThan(50);
+    expect(moved).toEqual(Array.from({ length: moved.length }, (_, i) => i + 1));
+    expect(numbers(await handle.events(1000))).toEqual(Array.from({ length: 700 }, (_, i) => i));
+  });
+
   it('rotates events.log by size, keeping at least the last 10,000 events and not all', async () => {
     const total = 3 * EVENTS_KEPT;
     // About 600 bytes an event: 4 MiB is reached before 10,000 events, so the count decides.
