@@ -2,6 +2,7 @@
 // command (MCP server, integrations) into a file of its own, and the library as ESM; then emits
 // type declarations.
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { copyFileSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,12 +10,25 @@ import { build } from 'esbuild';
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
+// The Redis store's commit script as the server's script cache names it (its SHA-1), hashed here
+// once: hashed on every hook call on Redis it cost milliseconds (src/backends/redis/connection.ts).
+const commitScript = await build({
+  entryPoints: ['src/backends/redis/commit-script.ts'],
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  write: false,
+  logLevel: 'warning',
+});
+const commitModule = { exports: {} };
+new Function('module', 'exports', commitScript.outputFiles[0].text)(commitModule, commitModule.exports);
+const commitSha1 = createHash('sha1').update(commitModule.exports.COMMIT_LUA, 'utf8').digest('hex');
 const common = {
   bundle: true,
   platform: 'node',
   format: 'esm',
   target: 'node20',
-  define: { __VERSION__: JSON.stringify(version) },
+  define: { __VERSION__: JSON.stringify(version), __COMMIT_LUA_SHA1__: JSON.stringify(commitSha1) },
   logLevel: 'warning',
 };
 // commander is CommonJS and requires node built-ins; an ESM bundle needs a real `require` for that.

@@ -69,10 +69,22 @@ function defineOnFirstUse(
   client[name] = standIn as never;
 }
 
+declare const __COMMIT_LUA_SHA1__: string;
+
+/**
+ * COMMIT_LUA's SHA-1, as the server's script cache names it. The bundles have it from their build
+ * (scripts/build.mjs): hashing ~19 KB in JavaScript on every hook call on Redis cost ~5 ms, and
+ * node:crypto costs more to load. Unbundled (the tests), it is hashed here, once a process.
+ */
+let commitSha1: string | undefined =
+  typeof __COMMIT_LUA_SHA1__ === 'string' ? __COMMIT_LUA_SHA1__ : undefined;
+export function commitLuaSha1(): string {
+  commitSha1 ??= bytesToHex(sha1(utf8ToBytes(COMMIT_LUA)));
+  return commitSha1;
+}
+
 function commitScript(client: Client): (...argv: string[]) => Promise<string[]> {
-  // As the server's script cache names it.
-  // In JavaScript: a hook on Redis would otherwise load node:crypto (about 6 ms) for this one hash.
-  const sha = bytesToHex(sha1(utf8ToBytes(COMMIT_LUA)));
+  const sha = commitLuaSha1();
   const load = (argv: readonly string[]) => client.eval(COMMIT_LUA, '4', argv) as Promise<string[]>;
   const noScript = (argv: readonly string[]) => (error: unknown) => {
     if (error instanceof Error && error.message.includes('NOSCRIPT')) return load(argv);
