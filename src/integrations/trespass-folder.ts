@@ -17,14 +17,8 @@ import path from 'node:path';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/**
- * A folder of stamps or notices is pruned once it holds more than this many entries, down to the
- * newest PRUNED_TO of them that are not past their age. Below the bound nothing is looked at: a
- * stat of every entry on every shell call cost milliseconds, and a reader never takes an entry
- * past its age anyway.
- */
+/** At most this many stamps or notices are kept: the oldest go first. */
 const MAX_KEPT = 256;
-const PRUNED_TO = 128;
 /**
  * The folder of this user's stamps and notices: `<tmp>/agent-lock-<uid>`, made private (0700).
  * One that is not a real folder of this user (a link, another user's) is never used: null.
@@ -70,17 +64,20 @@ export function writeWhole(file: string, body: string): void {
 }
 
 /**
- * Past MAX_KEPT entries, drops those of `dir` older than `maxAge` (by mtime) and all but the newest
- * PRUNED_TO.
+ * Drops entries of `dir` older than `maxAge` (by mtime), and the oldest past MAX_KEPT. With
+ * `lookPast`, a folder of no more entries than that is left as it is, unlooked at: the stamps
+ * folder, pruned on every shell call, where a stat of each entry cost milliseconds and a stamp past
+ * its age is never used. The tell folder is pruned whole, and only when a notice or hint is left:
+ * a file there makes every hook call look for its own.
  */
-export function prune(dir: string, maxAge: number, now: number): void {
+export function prune(dir: string, maxAge: number, now: number, lookPast = 0): void {
   let names: string[];
   try {
     names = readdirSync(dir);
   } catch {
     return;
   }
-  if (names.length <= MAX_KEPT) return;
+  if (names.length <= lookPast) return;
   const aged = names
     .map((name) => {
       try {
@@ -90,8 +87,10 @@ export function prune(dir: string, maxAge: number, now: number): void {
       }
     })
     .sort((x, y) => y.at - x.at);
+  // Pruned past lookPast, a folder is left with at most half of it, so that the next look is far off.
+  const keep = lookPast > 0 ? Math.floor(lookPast / 2) : MAX_KEPT;
   aged.forEach((entry, i) => {
-    if (i >= PRUNED_TO || now - entry.at > maxAge) rmSync(path.join(dir, entry.name), { force: true });
+    if (i >= keep || now - entry.at > maxAge) rmSync(path.join(dir, entry.name), { force: true });
   });
 }
 

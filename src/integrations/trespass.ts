@@ -42,6 +42,11 @@ export const MAX_STAMPED = 2000;
  * enough for a long build to end first.
  */
 const STAMP_MS = 12 * 60 * 60 * 1000;
+/**
+ * A stamps folder of at most this many is not pruned, and one of more is pruned down to the newest
+ * half not past their age (trespass-folder.ts prune).
+ */
+const STAMPS_UNLOOKED = 256;
 /** At most this many folder entries are looked at for one call (a glob over a large tree). */
 const MAX_VISITED = 20_000;
 /** A notice whose holder never called a hook again (a person, a script) is dropped after this. */
@@ -92,13 +97,14 @@ type HeldFile = readonly [file: string, seen: Seen];
 /**
  * The files of a lock's scope in the tree at `root` (absolute), each stat'ed once: the file itself
  * (also when it does not exist yet: creating it is a change), every file below a folder, every
- * file a glob matches.
+ * file a glob matches; none of `skip`, which are not stat'ed either.
  */
 function filesOf(
   root: string,
   lock: Pick<HeldLock, 'scope'>,
   limit: number,
   budget: { visited: number },
+  skip: ReadonlySet<string>,
 ): HeldFile[] {
   const scope = scopeFromPattern(lock.scope, 'path');
   if (scope.kind !== 'path' || scope.pattern.split('/').includes('.git')) return [];
@@ -116,7 +122,8 @@ function filesOf(
       if (entry.name === '.git') continue;
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) walk(full, keep);
-      else if (keep(path.relative(root, full).split(path.sep).join('/'))) found.push([full, statOf(full)]);
+      else if (!skip.has(full) && keep(path.relative(root, full).split(path.sep).join('/')))
+        found.push([full, statOf(full)]);
     }
   };
   if (!scope.glob) {
@@ -128,17 +135,21 @@ function filesOf(
       // Unreadable: stamped as missing.
     }
     if (stat?.isDirectory()) walk(target, () => true);
-    else found.push([target, seen(stat)]);
+    else if (!skip.has(target)) found.push([target, seen(stat)]);
     return found;
   }
   walk(path.join(root, ...scope.fixed), (rel) => globMatches(scope, rel));
   return found;
 }
 
-/** The held files of `locks` in the tree at `root`, with the lock each belongs to, up to a limit. */
+/**
+ * The held files of `locks` in the tree at `root`, with the lock each belongs to, up to a limit;
+ * none of `skip` (the files a stamp holds already, when the post hook looks for new ones).
+ */
 function heldFiles(
   root: string,
   locks: readonly Pick<HeldLock, 'scope'>[],
+  skip: ReadonlySet<string> = new Set(),
 ): { files: [HeldFile, number][]; cut: boolean } {
   const files: [HeldFile, number][] = [];
   const taken = new Set<string>();
@@ -150,7 +161,7 @@ function heldFiles(
       cut = true;
       return;
     }
-    const mine = filesOf(root, lock, left + 1, budget);
+    const mine = filesOf(root, lock, left + 1, budget, skip);
     if (mine.length > left || budget.visited > MAX_VISITED) cut = true;
     for (const held of mine.slice(0, left)) {
       if (taken.has(held[0])) continue;
@@ -239,7 +250,7 @@ export async function stampShell(cli: CliContext, call: ShellCall): Promise<void
     };
     const stamps = path.join(dir, 'stamps');
     mkdirSync(stamps, { recursive: true, mode: 0o700 });
-    prune(stamps, STAMP_MS, stamp.at);
+    prune(stamps, STAMP_MS, stamp.at, STAMPS_UNLOOKED);
     writeWhole(path.join(stamps, `${keyName(call.key)}.json`), JSON.stringify(stamp));
   } catch {
     // Unstamped: the call is only not watched. The pre hook's own decision stands as it was.
@@ -295,11 +306,12 @@ function compare(stamp: Stamp): Found[] {
     if (how !== null && lock) found.push({ file: before.file, shown: show(before.file), how, lock });
   }
   if (!stamp.cut) {
-    // A file made where a folder or glob lock reaches was not there to stamp.
-    const { files } = heldFiles(stamp.root, stamp.locks);
+    // A file made where a folder or glob lock reaches was not there to stamp (the stamped ones are
+    // not looked at again).
+    const { files } = heldFiles(stamp.root, stamp.locks, stamped);
     for (const [[file, now], i] of files) {
       const lock = stamp.locks[i];
-      if (!stamped.has(file) && lock && now.size !== null) {
+      if (lock && now.size !== null) {
         found.push({ file, shown: show(file), how: 'created', lock });
       }
     }

@@ -234,10 +234,9 @@ describe('trespass', () => {
     expect(readdirSync(stamps)).toEqual([]);
   });
 
-  it('leaves up to 256 stamps unlooked at, and past that keeps the newest 128 not past their age', async () => {
-    const stamps = path.join(tmp, 'agent-lock-folder-test', 'stamps');
+  it('leaves up to 256 stamps unlooked at, and past that keeps the newest 128 not past their age', () => {
+    const stamps = path.join(tmp, 'prune-test', 'stamps');
     mkdirSync(stamps, { recursive: true });
-    const day = 24 * 60 * 60;
     const now = Date.now() / 1000;
     const put = (i: number, age: number) => {
       const file = path.join(stamps, `old-${String(i).padStart(3, '0')}.json`);
@@ -245,18 +244,32 @@ describe('trespass', () => {
       utimesSync(file, now - age, now - age);
     };
     // 255 left behind, 5 of them past their age: nothing is looked at yet.
-    for (let i = 0; i < 255; i++) put(i, i < 5 ? day : 60 + 255 - i);
-    prune(stamps, 12 * 60 * 60 * 1000, Date.now());
+    for (let i = 0; i < 255; i++) put(i, i < 5 ? 86_400 : 60 + 255 - i);
+    prune(stamps, 12 * 60 * 60 * 1000, Date.now(), 256);
     expect(readdirSync(stamps)).toHaveLength(255);
     // Two more: past 256, the aged ones go, and all but the newest 128.
     put(255, 1);
     put(256, 2);
-    prune(stamps, 12 * 60 * 60 * 1000, Date.now());
+    prune(stamps, 12 * 60 * 60 * 1000, Date.now(), 256);
     const left = readdirSync(stamps).sort();
     expect(left).toHaveLength(128);
     expect(left.at(-1)).toBe('old-256.json');
-    expect(left).not.toContain('old-000.json');
     expect(left[0]).toBe('old-129.json');
+  });
+
+  it('drops every notice past its age whenever one is left: a file in tell/ makes every hook call look', () => {
+    const tell = path.join(tmp, 'prune-test', 'tell');
+    mkdirSync(tell, { recursive: true });
+    const now = Date.now() / 1000;
+    for (const [name, age] of [
+      ['gone.json', 2 * 86_400],
+      ['fresh.json', 60],
+    ] as const) {
+      writeFileSync(path.join(tell, name), '{}');
+      utimesSync(path.join(tell, name), now - age, now - age);
+    }
+    prune(tell, 24 * 60 * 60 * 1000, Date.now());
+    expect(readdirSync(tell)).toEqual(['fresh.json']);
   });
 
   it("never counts an agent's change to its own held file", async () => {

@@ -8,7 +8,7 @@ import { EVENTS_KEPT, readEvent } from '../../core/events.js';
 import type { Tombstone } from '../../core/decide.js';
 import type { LockRecord } from '../../core/lock.js';
 import { unreadableRecord } from '../../core/lock.js';
-import { type NumberedEvent, numbered } from '../shared/events.js';
+import { isEventNumber, type NumberedEvent, numbered } from '../shared/events.js';
 import { applyChanges, type CachedState, fenceFromClock, readRecords } from '../shared/state.js';
 import { damaged, looksLikeTornCommit } from './log-damage.js';
 import { openAppend, openRead, readRange, writeAll } from './safe-fs.js';
@@ -173,17 +173,19 @@ function applyLine(log: LogReading, cache: Cache, text: string, offset: number, 
     cache.fence = Math.max(cache.fence, entry.fence as number);
     cache.tombstones = Array.isArray(entry.tomb) ? (entry.tomb as Tombstone[]) : [];
     cache.lines = 0;
-    if (typeof entry.evn === 'number') cache.eventSeq = Math.max(cache.eventSeq, entry.evn);
+    if (isEventNumber(entry.evn)) cache.eventSeq = Math.max(cache.eventSeq, entry.evn);
     cache.pending = [];
     cache.unread = [];
     return;
   }
   if (Array.isArray(entry.ev) && entry.ev.length > 0) {
     cache.unread.push(entry.ev);
-    // The number the next event takes goes past every number here, read as an event or not.
+    // The number the next event takes goes past every number here, read as an event or not; a
+    // number no event can have (damage: Infinity, past 2^53) is not counted, or every later event
+    // would get it too.
     for (const value of entry.ev as unknown[]) {
       const n = (value as { n?: unknown } | null)?.n;
-      if (typeof n === 'number' && n > cache.eventSeq) cache.eventSeq = n;
+      if (isEventNumber(n) && n > cache.eventSeq) cache.eventSeq = n;
     }
   }
   const tomb = Array.isArray(entry.tomb) ? (entry.tomb as Tombstone[]) : null;
@@ -304,7 +306,7 @@ export function lastNumber(data: Buffer | null): number {
     .split('\n');
   for (let i = tail.length - 1; i >= 0; i--) {
     const n = /"n":(\d+)/.exec(tail[i]!);
-    if (n && tail[i]!.endsWith('}')) return Number(n[1]);
+    if (n && tail[i]!.endsWith('}') && isEventNumber(Number(n[1]))) return Number(n[1]);
   }
   return 0;
 }

@@ -123,6 +123,28 @@ describe('file store event log', () => {
     expect(numbers(await handle.events(1000))).toEqual(Array.from({ length: 700 }, (_, i) => i));
   });
 
+  it('numbers on past a damaged event number (Infinity, past 2^53) instead of taking it', async () => {
+    await record(2, 0);
+    const log = path.join(dir, 'locks.log');
+    const last = JSON.parse(lines(log).at(-1)!) as { fence: number };
+    // A line as damage could leave it: one event whose number no event can have.
+    const damaged = (n: string) =>
+      `{"t":"tx","fence":${last.fence},"put":[],"del":[],"ev":[{"n":${n},"at":1,"type":"noted","agent_id":"A","scope":"@r"}]}\n`;
+    writeFileSync(log, readFileSync(log, 'utf8') + damaged('1e400') + damaged('9007199254740993'));
+    const other = store.connect() as FileStore;
+    const previous = handle;
+    handle = other;
+    try {
+      await record(2, 2);
+    } finally {
+      handle = previous;
+      await other.close();
+    }
+    const numbered = (JSON.parse(lines(log).at(-1)!) as { ev: { n: unknown }[] }).ev.map((e) => e.n);
+    expect(numbered).toEqual([3, 4]);
+    expect(numbers(await handle.events(10))).toEqual([0, 1, 2, 3]);
+  });
+
   it('rotates events.log by size, keeping at least the last 10,000 events and not all', async () => {
     const total = 3 * EVENTS_KEPT;
     // About 600 bytes an event: 4 MiB is reached before 10,000 events, so the count decides.
