@@ -7,7 +7,8 @@
  *
  * Stamps and notices live in a private folder of the OS temp dir (per user): a stamp lives from a
  * call's pre hook to its post hook, a notice until its holder's hook reads it; both are bounded in
- * number and age. With no store in the tree, or no lock of another agent in it, nothing is written.
+ * number and age. With no store in the tree nothing is written; with no lock of another agent in
+ * it, no stamp (only the list of what the agent's call read, held-cache.ts).
  */
 import {
   existsSync,
@@ -21,11 +22,13 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import type { CliContext } from '../answers/answer.js';
+import { readConfig } from '../core/config.js';
 import type { HeldLock } from '../core/decisions/trespass.js';
 import type { Identity } from '../core/identity.js';
 import { globMatches, scopeFromPattern } from '../core/scope.js';
 import { hostName } from '../host/process.js';
 import { findTree, storeDirFor } from '../host/tree.js';
+import { fileLogIdentity, keepLocks, keptFile, keptLocks } from './held-cache.js';
 import type { HookAgent } from './hook-check.js';
 import { shellQuote } from './hook-check.js';
 import { surelyWritesNothing } from './read-only.js';
@@ -173,18 +176,6 @@ function heldFiles(
 }
 
 /**
- * Could a store of this tree hold a lock at all? Only where one was ever opened: its marker
- * (`backend.json`) is in the store folder. A tree without one costs a few stat calls, nothing more.
- */
-function storeExists(root: string, env: Env): boolean {
-  try {
-    return existsSync(path.join(storeDirFor(findTree(root), env), 'backend.json'));
-  } catch {
-    return false;
-  }
-}
-
-/**
  * The hook's agent as a whole identity, so that the store does not look up the process tree for a
  * holder (milliseconds on every shell call): these two decisions take no lock, so no process
  * keeps anything and this one stands for none.
@@ -212,28 +203,42 @@ export interface ShellCall {
 
 /**
  * Before a shell call: stamps the files other agents hold in this tree, keyed by the call. Nothing
- * is opened when the tree has no store, nothing written when no other agent holds a lock in it. It
+ * is opened when the tree has no store, no stamp written when no other agent holds a lock in it. It
  * never stands in the call's way: a failure here leaves the call unstamped.
  */
 export async function stampShell(cli: CliContext, call: ShellCall): Promise<void> {
   const env = cli.io.env;
   if (surelyWritesNothing(call.command, env.HOME)) return;
   try {
-    const root = findTree(call.base).root;
-    if (!storeExists(root, env)) return;
+    const tree = findTree(call.base);
+    const root = tree.root;
+    const storeDir = storeDirFor(tree, env);
+    if (!existsSync(path.join(storeDir, 'backend.json'))) return;
     const agent = call.agent();
-    const { openStore } = await import('../store/store.js');
     const backend = cli.globals().backend;
-    const store = await openStore({
-      dir: root,
-      env,
-      ...(backend === 'file' || backend === 'redis' ? { backend } : {}),
-    });
-    let locks: HeldLock[];
-    try {
-      locks = await store.as(asked(agent)).heldByOthers();
-    } finally {
-      await store.close().catch(() => {});
+    const config = readConfig(env);
+    const now = Date.now();
+    // The locks this agent's last shell call read, when the store's log is as it was then.
+    const log = backend === 'redis' || config.backend === 'redis' ? null : fileLogIdentity(storeDir);
+    const keyParts = [storeDir, config.tree ?? root, agent.agentId, agent.parentAgentId ?? ''];
+    const kept = trespassDir(env, false);
+    let locks =
+      log === null || kept === null ? null : keptLocks(keptFile(kept, keyParts), log, now, config.staleMs);
+    if (locks === null) {
+      const { openStore } = await import('../store/store.js');
+      const store = await openStore({
+        dir: root,
+        env,
+        ...(backend === 'file' || backend === 'redis' ? { backend } : {}),
+      });
+      try {
+        locks = await store.as(asked(agent)).heldByOthers();
+      } finally {
+        await store.close().catch(() => {});
+      }
+      // Kept also when empty: the next call in a tree where nobody else holds anything reads no log.
+      const dir = log === null ? null : trespassDir(env, true);
+      if (log !== null && dir !== null) keepLocks(keptFile(dir, keyParts), log, locks, now);
     }
     if (locks.length === 0) return;
     const dir = trespassDir(env, true);
@@ -244,7 +249,19 @@ export async function stampShell(cli: CliContext, call: ShellCall): Promise<void
       root,
       agent,
       command: call.command.length > MAX_COMMAND ? `${call.command.slice(0, MAX_COMMAND)}…` : call.command,
-      locks,
+      locks: locks.map(
+        ({ id, scope, kind, mode, agent_id, parent_agent_id, intent, tree: lockTree, fence }) => ({
+          id,
+          scope,
+          kind,
+          mode,
+          agent_id,
+          parent_agent_id,
+          intent,
+          tree: lockTree,
+          fence,
+        }),
+      ),
       files: files.map(([[file, seen], lock]) => ({ file, lock, ...seen })),
       cut,
     };

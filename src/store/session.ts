@@ -52,7 +52,7 @@ import { type Identity, validateAgentId } from '../core/identity.js';
 import {
   decideHeldByOthers,
   decideTrespass,
-  type HeldLock,
+  type HeldRecord,
   type Trespass,
 } from '../core/decisions/trespass.js';
 import type { StoreEvent } from '../core/events.js';
@@ -187,7 +187,7 @@ export interface Session {
    * them (an embedded store answers from its log without its mutex): what a shell command of this
    * agent could trespass on.
    */
-  heldByOthers(): Promise<HeldLock[]>;
+  heldByOthers(): Promise<HeldRecord[]>;
   /** Records `trespassed` events: this agent's `command` changed files of others' locks. */
   recordTrespass(trespasses: readonly Trespass[], command: string): Promise<StoreEvent[]>;
   /**

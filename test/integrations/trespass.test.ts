@@ -5,7 +5,16 @@
  * change to a file another agent holds, against a real file store in a temp tree.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -204,6 +213,15 @@ describe('trespass', () => {
   it('stamps nothing when no other agent holds a lock in the tree', async () => {
     await acquire('some-agent', '@deploy');
     await hook('claude-pre-tool-use', fill(claude.pre));
+    // Only what the call read is kept (an empty list), for the next call.
+    const [folder] = readdirSync(tmp);
+    expect(readdirSync(path.join(tmp, folder!))).toEqual(['held']);
+  });
+
+  it('writes nothing at all in a tree without a store', async () => {
+    rmSync(sandbox.store, { recursive: true, force: true });
+    await hook('claude-pre-tool-use', fill(claude.pre, 'npm test'));
+    expect(existsSync(sandbox.store)).toBe(false);
     expect(readdirSync(tmp)).toEqual([]);
   });
 
@@ -270,6 +288,69 @@ describe('trespass', () => {
     }
     prune(tell, 24 * 60 * 60 * 1000, Date.now());
     expect(readdirSync(tell)).toEqual(['fresh.json']);
+  });
+
+  describe('what a stamp keeps between shell calls', () => {
+    const folder = () => path.join(tmp, readdirSync(tmp)[0]!);
+    const stampedScopes = () => {
+      const stamps = path.join(folder(), 'stamps');
+      const [name] = readdirSync(stamps);
+      const stamp = JSON.parse(readFileSync(path.join(stamps, name!), 'utf8')) as {
+        locks: { scope: string }[];
+      };
+      rmSync(path.join(stamps, name!));
+      return stamp.locks.map((l) => l.scope).sort();
+    };
+    /** The kept list of the (one) agent, changed by `change`. */
+    const tamper = (change: (lock: Record<string, unknown>) => Record<string, unknown>) => {
+      const held = path.join(folder(), 'held');
+      const [name] = readdirSync(held);
+      const file = path.join(held, name!);
+      const kept = JSON.parse(readFileSync(file, 'utf8')) as { locks: Record<string, unknown>[] };
+      writeFileSync(file, JSON.stringify({ ...kept, locks: kept.locks.map(change) }));
+    };
+
+    it('takes the locks from its last read while the log is unchanged, and reads the store once it changes', async () => {
+      await acquire('other-agent', 'src/a.ts');
+      await hook('claude-pre-tool-use', fill(claude.pre));
+      expect(stampedScopes()).toEqual(['src/a.ts']);
+      // What the next call stamps comes from the kept list: the log is as it was.
+      tamper((lock) => ({ ...lock, scope: 'src/kept.ts' }));
+      await hook('claude-pre-tool-use', fill(claude.pre));
+      expect(stampedScopes()).toEqual(['src/kept.ts']);
+      // A commit changes the log: the store is read again, and the new read kept.
+      await acquire('other-agent', 'docs/x.md');
+      await hook('claude-pre-tool-use', fill(claude.pre));
+      expect(stampedScopes()).toEqual(['docs/x.md', 'src/a.ts']);
+      await hook('claude-pre-tool-use', fill(claude.pre));
+      expect(stampedScopes()).toEqual(['docs/x.md', 'src/a.ts']);
+    });
+
+    it.each([
+      ['its holder is gone', { pid: 2 ** 22 + 17, started: 'gone' }],
+      ['its lease ran out', { expires_at: Date.now() - 1000 }],
+      ['its holder on another host was not heard of for long', { host: 'elsewhere', updated_at: 0 }],
+    ])('reads the store when a kept lock no longer stands (%s)', async (_why, change) => {
+      await acquire('other-agent', 'src/a.ts');
+      await hook('claude-pre-tool-use', fill(claude.pre));
+      expect(stampedScopes()).toEqual(['src/a.ts']);
+      tamper((lock) => ({ ...lock, scope: 'src/kept.ts', ...change }));
+      await hook('claude-pre-tool-use', fill(claude.pre));
+      expect(stampedScopes()).toEqual(['src/a.ts']);
+    });
+
+    it('keeps an empty list when only the agent itself holds locks, and stamps nothing', async () => {
+      await acquire('claude-7d2c9e4a', 'src/a.ts');
+      await hook('claude-pre-tool-use', fill(claude.pre));
+      const held = path.join(folder(), 'held');
+      const [name] = readdirSync(held);
+      expect(JSON.parse(readFileSync(path.join(held, name!), 'utf8')).locks).toEqual([]);
+      expect(readdirSync(folder())).toEqual(['held']);
+      // Another agent's lock changes the log: the next call reads it, and stamps.
+      await acquire('other-agent', 'docs/x.md');
+      await hook('claude-pre-tool-use', fill(claude.pre));
+      expect(stampedScopes()).toEqual(['docs/x.md']);
+    });
   });
 
   it("never counts an agent's change to its own held file", async () => {

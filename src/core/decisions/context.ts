@@ -45,6 +45,37 @@ const TOMBSTONE_LIMIT = 256;
 const ENDINGS: ReadonlySet<EventType> = new Set(['released', 'expired', 'reaped', 'broken']);
 const TOMBSTONE_MS = 24 * 60 * 60 * 1000;
 
+/**
+ * Whether an active lock still stands at `now`: not past its lease, and, when it lives by its holder
+ * (no lease, or a claim: a claim lives by its idle lease and by the harness process that made it,
+ * whichever ends first), its holder not gone. What every decision's first step (reap) asks of each
+ * active lock, and a hook asks of the locks it kept from an earlier read (integrations/held-cache.ts).
+ */
+export function lockStands(
+  record: Pick<LockRecord, 'expires_at'> & { readonly claim?: unknown },
+  now: number,
+  gone: () => boolean,
+): boolean {
+  if (record.expires_at !== null && record.expires_at <= now) return false;
+  const livesByHolder = record.expires_at === null || record.claim !== undefined;
+  return !(livesByHolder && gone());
+}
+
+/**
+ * Provably gone: on the caller's host, no such process (pid reuse is not life); on another host, by
+ * age (not updated within staleMs).
+ */
+export function holderGone(
+  record: Pick<LockRecord, 'host' | 'pid' | 'started' | 'updated_at'>,
+  ctx: Pick<DecisionContext, 'now' | 'staleMs'> & { readonly caller: { readonly holder: Holder } },
+  alive: (pid: number, started: string) => boolean,
+): boolean {
+  const { caller, now, staleMs } = ctx;
+  if (record.host !== caller.holder.host) return now - record.updated_at > staleMs;
+  if (record.pid === caller.holder.pid && record.started === caller.holder.started) return false;
+  return !alive(record.pid, record.started);
+}
+
 /** One decision in progress: a copy-on-write view of the snapshot plus the changes made so far. */
 export class Decision {
   private readonly removed = new Set<string>();
@@ -267,18 +298,17 @@ export class Decision {
     return freed ? { rebase: [...agents] } : {};
   }
 
-  /** Provably gone: same host and no such process (pid reuse is not life); another host by age. */
+  /** holderGone, each process looked up once a decision. */
   private holderGone(record: LockRecord): boolean {
-    const { caller, now, staleMs } = this.ctx;
-    if (record.host !== caller.holder.host) return now - record.updated_at > staleMs;
-    if (record.pid === caller.holder.pid && record.started === caller.holder.started) return false;
-    const key = `${record.pid}|${record.started}`;
-    let alive = this.aliveMemo.get(key);
-    if (alive === undefined) {
-      alive = this.ctx.processAlive(record.pid, record.started);
-      this.aliveMemo.set(key, alive);
-    }
-    return !alive;
+    return holderGone(record, this.ctx, (pid, started) => {
+      const key = `${pid}|${started}`;
+      let alive = this.aliveMemo.get(key);
+      if (alive === undefined) {
+        alive = this.ctx.processAlive(pid, started);
+        this.aliveMemo.set(key, alive);
+      }
+      return alive;
+    });
   }
 
   /**
@@ -297,22 +327,11 @@ export class Decision {
         if (ticketGone(this.ctx, record)) doomed.push(record);
         continue;
       }
-      if (record.expires_at === null) {
-        // The caller's own process is alive by definition: the common case costs no lookup.
-        if (record.pid === mine.pid && record.started === mine.started && record.host === mine.host) continue;
-        if (this.holderGone(record)) doomed.push(record);
-      } else if (record.expires_at <= now) {
-        this.bury(record);
-        doomed.push(record);
-      } else if (
-        // A claim lives by its idle lease and by the harness process that made it, whichever ends
-        // first: a session that quit leaves no claim standing for the rest of the lease.
-        record.claim !== undefined &&
-        !(record.pid === mine.pid && record.started === mine.started && record.host === mine.host) &&
-        this.holderGone(record)
-      ) {
-        doomed.push(record);
-      }
+      // The caller's own process is alive by definition: the common case costs no lookup.
+      const own = record.pid === mine.pid && record.started === mine.started && record.host === mine.host;
+      if (lockStands(record, now, () => !own && this.holderGone(record))) continue;
+      if (record.expires_at !== null && record.expires_at <= now) this.bury(record);
+      doomed.push(record);
     }
     for (const record of doomed) {
       // A lapsed ticket leaves the line without an event: its waiter is gone or gave up, and its

@@ -15,19 +15,27 @@ export type HeldLock = Pick<
 >;
 
 /**
+ * A held lock with what tells whether it still stands at a later time (context.ts lockStands): a
+ * hook keeps these between shell calls (integrations/held-cache.ts).
+ */
+export type HeldRecord = HeldLock &
+  Pick<LockRecord, 'host' | 'pid' | 'started' | 'updated_at' | 'expires_at'> & { readonly claim?: true };
+
+/**
  * The active path locks of `tree` that stand in the caller's way: every agent's but its own and its
  * parent's, as a check would answer (a child's lock stands in its parent's way too). Only the
- * fields a stamp keeps: a hook reads this before every shell command, and a full view of each lock
- * (its times as text, its notes) is most of the cost with a hundred locks held.
+ * fields a stamp keeps, and what tells whether each still stands: a hook reads this before every
+ * shell command, and a full view of each lock (its times as text, its notes) was most of the cost
+ * with a hundred locks held.
  */
 export function decideHeldByOthers(
   state: StoreState,
   ctx: DecisionContext,
   req: { tree: string },
-): Decided<HeldLock[]> {
+): Decided<HeldRecord[]> {
   const d = Decision.open(state, ctx);
   const { agentId, parentAgentId } = ctx.caller;
-  const others: HeldLock[] = [];
+  const others: HeldRecord[] = [];
   for (const r of d.locks()) {
     if (
       !r.unreadable &&
@@ -38,7 +46,24 @@ export function decideHeldByOthers(
       r.agent_id !== parentAgentId
     ) {
       const { id, scope, kind, mode, agent_id, parent_agent_id, intent, tree, fence } = r;
-      others.push({ id, scope, kind, mode, agent_id, parent_agent_id, intent, tree, fence });
+      const { host, pid, started, updated_at, expires_at } = r;
+      others.push({
+        id,
+        scope,
+        kind,
+        mode,
+        agent_id,
+        parent_agent_id,
+        intent,
+        tree,
+        fence,
+        host,
+        pid,
+        started,
+        updated_at,
+        expires_at,
+        ...(r.claim === undefined ? {} : { claim: true as const }),
+      });
     }
   }
   return d.done(others);
