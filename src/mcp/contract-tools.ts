@@ -24,7 +24,7 @@ import { answerOf } from '../answers/outcome.js';
 import type { Outcome } from '../core/decide.js';
 import { AgentLockError } from '../core/errors.js';
 import { withEnforceAsRoot } from '../host/freeze.js';
-import { leaveMailHint } from '../integrations/mail.js';
+import { hintAskers, leaveMailHint } from '../integrations/mail.js';
 import type { Locks } from '../locks.js';
 import { type Agents, asAgentLockError } from './agents.js';
 
@@ -146,6 +146,8 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
           args.all ? { all: true } : list,
           args.token ? { token: args.token } : {},
         );
+        // Whoever asked about a lock that ended hears it on its next tool call, as after the CLI's.
+        hintAskers(agents.env, outcome.locks, locks.tree.root);
         return { outcome, message: releaseMessage(outcome, args.all ? 'all' : list.join(' ')) };
       }),
   );
@@ -311,6 +313,7 @@ export function registerContractTools(server: McpServer, agents: Agents): void {
           ...(args.reason !== undefined ? { reason: args.reason } : {}),
           ids: args.ids ?? [],
         });
+        hintAskers(agents.env, outcome.locks, locks.tree.root);
         const asked = [...(args.scopes ?? []), ...(args.ids ?? [])].join(' ');
         return { outcome, message: breakMessage(outcome, asked) };
       }),

@@ -173,6 +173,20 @@ describe('ask through Claude Code hooks', () => {
     expect(events).toContain(`to ${asker}: two minutes`);
   });
 
+  it('a lock broken by a person is told free to those who asked, on their next call of any tool', () => {
+    hook('claude-pre-tool-use', editOf(A, 'src/a.ts'));
+    const refused = hook('claude-pre-tool-use', editOf(B, 'src/a.ts'));
+    const asker = /You are (\S+)\./.exec(
+      String((refused.hookSpecificOutput as Json).permissionDecisionReason),
+    )?.[1];
+    expect(alock(['ask', 'src/a.ts', 'are you still there?'], { AGENT_ID: asker! }).status).toBe(0);
+    const broken = alock(['break', 'src/a.ts', '--reason', 'session gone'], { AGENT_ID: 'a-person' });
+    expect(broken.status, broken.stderr).toBe(0);
+    const freed = context(hook('claude-pre-tool-use', ls(B)));
+    expect(freed).toContain('src/a.ts, which you asked');
+    expect(freed).toContain('is free now');
+  });
+
   it('without a hint on this host, the next edit finds the request in the read its check makes', () => {
     hook('claude-pre-tool-use', editOf(A, 'src/a.ts'));
     // Asked from another temp folder (as from another host of a shared store): no hint here.

@@ -3,6 +3,7 @@
  * the CLI's envelope. The server's own agent is `lead`; the holder is an agent of the command line.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { takeMailHints } from '../../src/integrations/mail.js';
 import { openLocks } from '../../src/locks.js';
 import { makeSandbox } from '../cli/cli-harness.js';
 import { type Connected, connect } from './mcp-harness.js';
@@ -63,6 +64,26 @@ describe('ask and reply tools', () => {
     const none = await mcp.call('reply', { agent: 'nobody', text: 'soon' });
     expect(none.isError).toBe(true);
     expect(none.body).toMatchObject({ status: 'not_found', ok: false, exit_code: 1 });
+  });
+
+  it('leave those who asked a hint, on release and on break, so that their next tool call hears', async () => {
+    const hints = (agent: string) => takeMailHints({ TMPDIR: mcp.sandbox.outside }, agent);
+    expect((await mcp.call('acquire', { scopes: ['src/c.ts'] })).isError).toBe(false);
+    expect((await mcp.sandbox.run('holder', ['acquire', 'src/d.ts'])).code).toBe(0);
+    const other = await as('other');
+    try {
+      expect((await other.ask('src/c.ts', 'done yet?')).status).toBe('asked');
+      expect((await other.ask('src/d.ts', 'and this?')).status).toBe('asked');
+    } finally {
+      await other.close();
+    }
+    expect(hints('other')).toEqual([]);
+    expect((await mcp.call('release', { scopes: ['src/c.ts'] })).body.status).toBe('released');
+    expect(hints('other')).toEqual([mcp.sandbox.tree]);
+    expect((await mcp.call('break', { scopes: ['src/d.ts'], reason: 'holder gone' })).body.status).toBe(
+      'broken',
+    );
+    expect(hints('other')).toEqual([mcp.sandbox.tree]);
   });
 
   it('answers free as a tool error, and refuses bad text with E_USAGE', async () => {

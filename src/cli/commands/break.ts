@@ -1,6 +1,7 @@
 import { AgentLockError } from '../../core/errors.js';
 import { breakMessage } from '../../answers/messages.js';
 import { quoteArg } from '../../answers/render.js';
+import { hintAskers } from '../../integrations/mail.js';
 import { defineCommand, type FlagSpec, type OptionsOf } from '../command.js';
 import type { Cli } from '../context.js';
 
@@ -20,6 +21,8 @@ async function breakLocks(cli: Cli, scopes: string[], opts: OptionsOf<typeof FLA
     ...(opts.reason !== undefined ? { reason: opts.reason } : {}),
     ids: opts.id ?? [],
   });
+  // Whoever asked the holder about a broken lock hears on its next tool call that the scope is free.
+  hintAskers(cli.io.env, outcome.locks, locks.tree.root);
   const asked = [...scopes.map(quoteArg), ...(opts.id ?? []).map((id) => `--id ${id}`)].join(' ');
   if (outcome.status === 'broken') {
     const from = [...new Set(outcome.locks.map((l) => l.agent_id))].join(', ');
