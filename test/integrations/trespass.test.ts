@@ -339,6 +339,49 @@ describe('trespass', () => {
       expect(stampedScopes()).toEqual(['src/a.ts']);
     });
 
+    it.each([
+      ['null', (file: string) => writeFileSync(file, 'null')],
+      ['not JSON', (file: string) => writeFileSync(file, '{"key":')],
+      [
+        'a pipe',
+        (file: string) => {
+          rmSync(file);
+          execFileSync('mkfifo', [file]);
+        },
+      ],
+      [
+        'a link to /dev/zero',
+        (file: string) => {
+          rmSync(file);
+          symlinkSync('/dev/zero', file);
+        },
+      ],
+      [
+        'another key',
+        (file: string) =>
+          writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), key: 'other' })),
+      ],
+      [
+        'a lock without its lease field',
+        (file: string) => {
+          const kept = JSON.parse(readFileSync(file, 'utf8')) as { locks: Record<string, unknown>[] };
+          const locks = kept.locks.map(({ expires_at: _, ...lock }) => ({ ...lock, scope: 'src/kept.ts' }));
+          writeFileSync(file, JSON.stringify({ ...kept, locks }));
+        },
+      ],
+    ])('reads the store, and keeps its read anew, when the kept file is %s', async (_what, damage) => {
+      await acquire('other-agent', 'src/a.ts');
+      await hook('claude-pre-tool-use', fill(claude.pre));
+      expect(stampedScopes()).toEqual(['src/a.ts']);
+      const held = path.join(folder(), 'held');
+      const file = path.join(held, readdirSync(held)[0]!);
+      damage(file);
+      await hook('claude-pre-tool-use', fill(claude.pre));
+      expect(stampedScopes()).toEqual(['src/a.ts']);
+      const kept = JSON.parse(readFileSync(file, 'utf8')) as { locks: { scope: string }[] };
+      expect(kept.locks.map((l) => l.scope)).toEqual(['src/a.ts']);
+    });
+
     it('keeps an empty list when only the agent itself holds locks, and stamps nothing', async () => {
       await acquire('claude-7d2c9e4a', 'src/a.ts');
       await hook('claude-pre-tool-use', fill(claude.pre));
