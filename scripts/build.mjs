@@ -66,6 +66,34 @@ const keepLazy = (within, ext = 'js') => ({
     });
   },
 });
+// ioredis (5.x) gives its Commander class a method per Redis command, ~500 of them, one by one on
+// the class's prototype: each store to a prototype takes V8's slow path, about 20 ms of every
+// process that loads ioredis (a hook call on Redis, 0.7 ms the other way, measured in fresh
+// processes). The same methods go on a plain object, made the prototype's own prototype: found as
+// before by every Redis, Cluster and Pipeline (nothing in ioredis lists the prototype's own names).
+// A build of another ioredis whose loop reads otherwise fails here, not silently.
+const COMMANDER_LOOP = `commands.forEach(function (commandName) {
+    Commander.prototype[commandName] = generateFunction(commandName, commandName, "utf8");
+    Commander.prototype[commandName + "Buffer"] = generateFunction(commandName + "Buffer", commandName, null);
+});`;
+const COMMANDER_PLAIN = `const builtinCommands = {};
+commands.forEach(function (commandName) {
+    builtinCommands[commandName] = generateFunction(commandName, commandName, "utf8");
+    builtinCommands[commandName + "Buffer"] = generateFunction(commandName + "Buffer", commandName, null);
+});
+Object.setPrototypeOf(Commander.prototype, builtinCommands);`;
+const ioredisCommands = {
+  name: 'ioredis-commands',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]ioredis[\\/]built[\\/]utils[\\/]Commander\.js$/ }, (args) => {
+      const source = readFileSync(args.path, 'utf8');
+      if (!source.includes(COMMANDER_LOOP)) {
+        throw new Error(`${args.path}: the command loop this build rewrites is not there (another ioredis?)`);
+      }
+      return { contents: source.replace(COMMANDER_LOOP, COMMANDER_PLAIN), loader: 'js' };
+    });
+  },
+};
 // The CLI's bundles carry ioredis inside; the library loads it from node_modules (redis-store.ts).
 const bundled = { ...common.define, __BUNDLED_IOREDIS__: 'true' };
 await build({
@@ -75,7 +103,7 @@ await build({
   entryPoints: { cli: 'src/cli/run-cli.ts' },
   outdir: 'dist',
   minify: true,
-  plugins: [keepLazy(false)],
+  plugins: [keepLazy(false), ioredisCommands],
 });
 await build({
   ...common,
@@ -84,7 +112,7 @@ await build({
   entryPoints: Object.fromEntries(Object.entries(lazy).map(([name, file]) => [`lazy/${name}`, file])),
   outdir: 'dist',
   minify: true,
-  plugins: [keepLazy(true)],
+  plugins: [keepLazy(true), ioredisCommands],
 });
 // An agent's hook runs on every tool call: bin/alock.js loads this bundle alone for
 // `hooks <harness>-pre-tool-use`, so that a call on a free file parses the hook runtime and the store
@@ -94,20 +122,42 @@ await build({
 // needs them only for a TLS connection or a host name to resolve. Each export is fetched from the
 // real module on first use. By either name: ioredis requires `crypto`, not `node:crypto`; the
 // shim's own require of the real module is left as it is.
+// Built-ins a hook call rarely needs, each loaded on first use: crypto, tls and dns (a Redis call
+// over TLS, a cluster's DNS) and assert (redis-errors requires it for a parser error; loading it
+// cost about 9 ms of every hook call on Redis). A function is a stand-in that loads the module
+// when called (ioredis reads dns.resolveSrv into its defaults as it loads, so a getter would load
+// dns at once); a class, a constant or an object is a getter; so is every export of a module that
+// is a function itself (assert), which is called through a stand-in too.
 const lazyBuiltins = {
   name: 'lazy-builtins',
   setup(b) {
-    b.onResolve({ filter: /^(node:)?(crypto|tls|dns)$/ }, (args) => {
+    b.onResolve({ filter: /^(node:)?(crypto|tls|dns|assert)$/ }, (args) => {
       const name = args.path.replace(/^node:/, '');
       return args.namespace === 'lazy-builtins'
         ? { path: name, external: true }
         : { path: name, namespace: 'lazy-builtins' };
     });
     b.onLoad({ filter: /.*/, namespace: 'lazy-builtins' }, async (args) => {
-      const names = Object.keys(await import(`node:${args.path}`)).filter((n) => n !== 'default');
-      const getters = names.map((n) => `get ${n}() { return load().${n}; }`).join(',\n');
+      const real = (await import(`node:${args.path}`)).default;
+      const names = Object.keys(real);
+      const called = (n) => typeof real[n] === 'function' && /^[a-z]/.test(n);
+      const exported =
+        typeof real === 'function'
+          ? 'const lazy = function (...a) { return load()(...a); };'
+          : 'const lazy = {};';
+      const members = names.map((n) =>
+        called(n)
+          ? `Object.defineProperty(lazy, ${JSON.stringify(n)}, { value: (...a) => load()[${JSON.stringify(n)}](...a), enumerable: true });`
+          : `Object.defineProperty(lazy, ${JSON.stringify(n)}, { get: () => load()[${JSON.stringify(n)}], enumerable: true });`,
+      );
       return {
-        contents: `let real;\nconst load = () => (real ??= require('${args.path}'));\nmodule.exports = {\n${getters}\n};`,
+        contents: [
+          'let real;',
+          `const load = () => (real ??= require('${args.path}'));`,
+          exported,
+          ...members,
+          'module.exports = lazy;',
+        ].join('\n'),
         loader: 'js',
       };
     });
@@ -147,7 +197,7 @@ await build({
 await build({
   ...hookCjs,
   entryPoints: { 'lazy/shell-parser': lazy['shell-parser'], 'lazy/redis-store': lazy['redis-store'] },
-  plugins: [lazyBuiltins],
+  plugins: [lazyBuiltins, ioredisCommands],
 });
 // shell-parser.js finds these beside itself.
 for (const wasm of ['web-tree-sitter/tree-sitter.wasm', 'tree-sitter-bash/tree-sitter-bash.wasm']) {

@@ -193,11 +193,11 @@ describeRedis('the code cache of a hook on Redis', () => {
       }),
     });
 
-  it('claims on Redis without loading node:crypto or node:tls (TLS and script hashes wait for their first use)', () => {
+  it('claims on Redis without loading node:crypto, node:tls, node:dns or node:assert (each waits for its first use)', () => {
     const loaded = path.join(base, 'loaded-modules.cjs');
     writeFileSync(
       loaded,
-      "process.on('exit', () => process.stderr.write(JSON.stringify(process.moduleLoadList.filter((m) => /^NativeModule (crypto|tls|perf_hooks)$/.test(m)))));\n",
+      "process.on('exit', () => process.stderr.write(JSON.stringify(process.moduleLoadList.filter((m) => /^NativeModule (crypto|tls|dns|assert|perf_hooks)$/.test(m)))));\n",
     );
     const r = spawnSync(process.execPath, ['--require', loaded, bin, 'hooks', 'claude-pre-tool-use'], {
       cwd: tree,
