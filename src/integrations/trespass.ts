@@ -23,7 +23,7 @@ import {
 import path from 'node:path';
 import type { CliContext } from '../answers/answer.js';
 import { readConfig } from '../core/config.js';
-import type { HeldLock } from '../core/decisions/trespass.js';
+import { type HeldLock, heldLockOf } from '../core/decisions/trespass.js';
 import type { Identity } from '../core/identity.js';
 import { globMatches, scopeFromPattern } from '../core/scope.js';
 import { hostName } from '../host/process.js';
@@ -249,19 +249,7 @@ export async function stampShell(cli: CliContext, call: ShellCall): Promise<void
       root,
       agent,
       command: call.command.length > MAX_COMMAND ? `${call.command.slice(0, MAX_COMMAND)}…` : call.command,
-      locks: locks.map(
-        ({ id, scope, kind, mode, agent_id, parent_agent_id, intent, tree: lockTree, fence }) => ({
-          id,
-          scope,
-          kind,
-          mode,
-          agent_id,
-          parent_agent_id,
-          intent,
-          tree: lockTree,
-          fence,
-        }),
-      ),
+      locks: locks.map(heldLockOf),
       files: files.map(([[file, seen], lock]) => ({ file, lock, ...seen })),
       cut,
     };

@@ -14,6 +14,12 @@ export type HeldLock = Pick<
   'id' | 'scope' | 'kind' | 'mode' | 'agent_id' | 'parent_agent_id' | 'intent' | 'tree' | 'fence'
 >;
 
+/** The fields of a lock a stamp keeps, from any lock or record that has them (and more). */
+export function heldLockOf(r: HeldLock): HeldLock {
+  const { id, scope, kind, mode, agent_id, parent_agent_id, intent, tree, fence } = r;
+  return { id, scope, kind, mode, agent_id, parent_agent_id, intent, tree, fence };
+}
+
 /**
  * A held lock with what tells whether it still stands at a later time (context.ts lockStands): a
  * hook keeps these between shell calls (integrations/held-cache.ts).
@@ -45,18 +51,9 @@ export function decideHeldByOthers(
       r.agent_id !== agentId &&
       r.agent_id !== parentAgentId
     ) {
-      const { id, scope, kind, mode, agent_id, parent_agent_id, intent, tree, fence } = r;
       const { host, pid, started, updated_at, expires_at } = r;
       others.push({
-        id,
-        scope,
-        kind,
-        mode,
-        agent_id,
-        parent_agent_id,
-        intent,
-        tree,
-        fence,
+        ...heldLockOf(r),
         host,
         pid,
         started,
