@@ -14,7 +14,7 @@
 import { lstatSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { HeldRecord } from '../core/decisions/trespass.js';
-import { holderGone, lockStands } from '../core/decisions/context.js';
+import { aliveOnce, holderGone, lockStands } from '../core/decisions/context.js';
 import { hostName, processAlive } from '../host/process.js';
 import { keyName, prune, writeWhole } from './trespass-folder.js';
 
@@ -114,16 +114,7 @@ export function keptLocks(
   }
   // A hook process holds no lock: no record is its own.
   const caller = { holder: { host: hostName(), pid: process.pid, started: 'hook' } };
-  const alive = new Map<string, boolean>();
-  const isAlive = (pid: number, started: string) => {
-    const key = `${pid}|${started}`;
-    let answer = alive.get(key);
-    if (answer === undefined) {
-      answer = processAlive(pid, started);
-      alive.set(key, answer);
-    }
-    return answer;
-  };
+  const isAlive = aliveOnce(processAlive);
   const held = locks as HeldRecord[];
   const stands = (lock: HeldRecord) =>
     lockStands(lock, now, () => holderGone(lock, { now, staleMs, caller }, isAlive));

@@ -76,6 +76,22 @@ export function holderGone(
   return !alive(record.pid, record.started);
 }
 
+/** `alive`, asked at most once per process (pid and start time) for as long as it is kept. */
+export function aliveOnce(
+  alive: (pid: number, started: string) => boolean,
+): (pid: number, started: string) => boolean {
+  const memo = new Map<string, boolean>();
+  return (pid, started) => {
+    const key = `${pid}|${started}`;
+    let answer = memo.get(key);
+    if (answer === undefined) {
+      answer = alive(pid, started);
+      memo.set(key, answer);
+    }
+    return answer;
+  };
+}
+
 /** One decision in progress: a copy-on-write view of the snapshot plus the changes made so far. */
 export class Decision {
   private readonly removed = new Set<string>();
@@ -83,7 +99,7 @@ export class Decision {
   private fence: number;
   private tombstones: Tombstone[] | null = null;
   readonly events: StoreEvent[] = [];
-  private readonly aliveMemo = new Map<string, boolean>();
+  private alive: ((pid: number, started: string) => boolean) | null = null;
   private liveRecords: LockRecord[] | null = null;
   private lockRecords: LockRecord[] | null = null;
   private ticketRecords: LockRecord[] | null = null;
@@ -300,15 +316,8 @@ export class Decision {
 
   /** holderGone, each process looked up once a decision. */
   private holderGone(record: LockRecord): boolean {
-    return holderGone(record, this.ctx, (pid, started) => {
-      const key = `${pid}|${started}`;
-      let alive = this.aliveMemo.get(key);
-      if (alive === undefined) {
-        alive = this.ctx.processAlive(pid, started);
-        this.aliveMemo.set(key, alive);
-      }
-      return alive;
-    });
+    this.alive ??= aliveOnce((pid, started) => this.ctx.processAlive(pid, started));
+    return holderGone(record, this.ctx, this.alive);
   }
 
   /**
